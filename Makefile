@@ -1,0 +1,66 @@
+# speechkit: `make setup` once, then `make test`. `make recipe L=3` runs the main job.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# The environment is built once per set of dependency files and kept outside the clone,
+# so a fresh clone (and CI) reuses it. `.venv` is a link to it.
+ENV_CACHE ?= $(HOME)/.cache/speechkit/envs
+ENV_KEY := $(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
+ENV_DIR := $(ENV_CACHE)/$(ENV_KEY)
+APT_PACKAGES := ffmpeg espeak-ng sox libsndfile1 chromium
+
+L ?= 3
+ASR ?= whisper
+WS ?= workspaces/demo
+MODEL ?=
+OUT ?=
+EXEC ?= local
+
+.PHONY: setup system-packages env test test-fast bench recipe clean help
+
+help:
+	@echo "make setup      install system packages and the Python environment (.venv)"
+	@echo "make test       run the test suite"
+	@echo "make recipe L=1|2|3|all [WS=dir] [ASR=whisper|ctc] [MODEL=name] [OUT=dir] [EXEC=local|ray]"
+	@echo "make bench      speed and memory benchmark [OUT=dir]"
+
+setup: system-packages env
+
+system-packages:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+env:
+	@if [ ! -x "$(ENV_DIR)/bin/python" ] || [ ! -f "$(ENV_DIR)/.complete" ]; then \
+	  echo "building Python environment $(ENV_DIR) (several GB, once per dependency change)"; \
+	  rm -rf "$(ENV_DIR)" && mkdir -p "$(ENV_CACHE)" && \
+	  $(PYTHON) -m venv "$(ENV_DIR)" && \
+	  "$(ENV_DIR)/bin/pip" install -q --upgrade pip wheel && \
+	  "$(ENV_DIR)/bin/pip" install -c constraints.txt torch torchaudio && \
+	  "$(ENV_DIR)/bin/pip" install -c constraints.txt ".[all]" && \
+	  "$(ENV_DIR)/bin/pip" install -c constraints.txt --no-deps pyctcdecode && \
+	  "$(ENV_DIR)/bin/pip" uninstall -y -q speechkit && \
+	  touch "$(ENV_DIR)/.complete"; \
+	fi
+	@rm -rf $(VENV) && ln -s "$(ENV_DIR)" $(VENV)
+	@$(BIN)/pip install -q --no-deps --no-build-isolation -e .
+	@$(BIN)/speechkit --version
+
+test:
+	$(BIN)/python -m pytest -q
+
+test-fast:
+	$(BIN)/python -m pytest -q -m "not slow"
+
+recipe:
+	$(BIN)/speechkit recipe --level $(L) --asr $(ASR) --workspace $(WS) $(if $(MODEL),--model $(MODEL)) $(if $(OUT),--out $(OUT)) --executor $(EXEC)
+
+bench:
+	$(BIN)/speechkit bench $(if $(OUT),--out $(OUT))
+
+clean:
+	rm -rf $(VENV) runs build *.egg-info

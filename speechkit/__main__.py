@@ -1,0 +1,5 @@
+import sys
+
+from speechkit.cli import main
+
+sys.exit(main())

@@ -1,0 +1,29 @@
+"""Device selection shared by every stage: ``auto`` picks CUDA when torch sees a GPU."""
+from __future__ import annotations
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def cuda_available() -> bool:
+    """True if torch is installed and sees a CUDA device."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def resolve_device(device: str = "auto") -> str:
+    """``cpu`` or ``cuda`` for a requested device (``auto``, ``cpu``, ``cuda`` or ``cuda:N``)."""
+    if device == "auto":
+        return "cuda" if cuda_available() else "cpu"
+    if device == "cpu" or device.startswith("cuda"):
+        if device.startswith("cuda") and not cuda_available():
+            raise ValueError(f"device {device!r} requested but torch sees no CUDA GPU")
+        return device
+    raise ValueError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)} or cuda:N")
+
+
+def default_compute_type(device: str) -> str:
+    """The CTranslate2 compute type that suits a resolved device: float16 on GPU, int8 on CPU."""
+    return "float16" if device.startswith("cuda") else "int8"

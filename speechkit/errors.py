@@ -1,0 +1,44 @@
+"""Errors that speechkit raises for bad input. Each names the file and what is wrong."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SpeechkitError(Exception):
+    """Base class of every error speechkit reports to a user."""
+
+
+class FormatError(SpeechkitError, ValueError):
+    """A file in a transcript or manifest format could not be parsed or is invalid.
+
+    The message reads ``path:line: field: problem`` with the parts that are known.
+    """
+
+    def __init__(self, path: str | Path | None, problem: str, *, line: int | None = None,
+                 field: str | None = None) -> None:
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.field = field
+        self.problem = problem
+        where = self.path or "<input>"
+        if line is not None:
+            where += f":{line}"
+        prefix = f"{where}: " + (f"{field}: " if field else "")
+        super().__init__(prefix + problem)
+
+
+class ManifestError(FormatError):
+    """A workspace manifest is malformed or refers to something that does not exist."""
+
+
+class AudioError(SpeechkitError):
+    """An audio file cannot be decoded or holds no usable signal."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
+class ModelNotAvailableError(SpeechkitError):
+    """A model is not present on this machine; the message says how to get it."""

@@ -1,0 +1,58 @@
+"""CTM (NIST Conversation Time Mark): timed words, no speakers.
+
+Line: ``<file> <channel> <begin> <duration> <word> [<confidence>]``; ``;;`` starts a comment.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from speechkit.errors import FormatError
+from speechkit.io._lines import fmt_time, parse_time, read_lines
+from speechkit.io.atomic import write_text
+from speechkit.transcript import Segment, Transcript, Word
+
+CTM_SPEAKER = "<unknown>"
+
+
+def read_ctm(path: str | Path) -> dict[str, Transcript]:
+    """Read a CTM file: each file id becomes one transcript with one segment per channel."""
+    words: dict[tuple[str, str], list[Word]] = defaultdict(list)
+    for line, fields in read_lines(path, comment=";;"):
+        if len(fields) not in (5, 6):
+            raise FormatError(path, f"expected 5 or 6 fields (file channel begin duration word [conf]), "
+                                    f"got {len(fields)}", line=line)
+        begin = parse_time(fields[2], path, line, "begin")
+        duration = parse_time(fields[3], path, line, "duration")
+        confidence = None
+        if len(fields) == 6:
+            try:
+                confidence = float(fields[5])
+            except ValueError:
+                raise FormatError(path, f"expected a number, got {fields[5]!r}", line=line,
+                                  field="confidence") from None
+        words[(fields[0], fields[1])].append(Word(fields[4], begin, begin + duration, confidence))
+    out: dict[str, list[Segment]] = defaultdict(list)
+    for (sid, channel), ws in words.items():
+        ws.sort(key=lambda w: w.start)
+        out[sid].append(Segment.from_words(ws, speaker=f"{CTM_SPEAKER}{channel}"))
+    return {sid: Transcript(sid, segs, has_speakers=False) for sid, segs in out.items()}
+
+
+def format_ctm(transcripts: list[Transcript]) -> str:
+    """CTM text for every timed word of ``transcripts``."""
+    lines = []
+    for t in transcripts:
+        for w, _ in t.words():
+            if w.start is None or w.end is None:
+                continue
+            line = f"{t.session_id} 1 {fmt_time(w.start)} {fmt_time(w.end - w.start)} {w.text}"
+            if w.confidence is not None:
+                line += f" {w.confidence:.3f}"
+            lines.append(line)
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def write_ctm(path: str | Path, transcripts: list[Transcript]) -> None:
+    """Write ``transcripts`` as CTM, atomically."""
+    write_text(path, format_ctm(transcripts))
