@@ -1,0 +1,233 @@
+"""Audio decoding: any common format to float32 mono at one sample rate, whole or in chunks.
+
+WAV, FLAC, Ogg, AIFF and the other libsndfile formats are read with soundfile; everything else
+(MP3, M4A/AAC, Opus in WebM, video containers) is decoded by an ``ffmpeg`` subprocess that pipes
+raw float32 samples. Both paths read the file block by block, select one channel or average the
+channels, check that every sample is finite and resample with soxr, so
+:func:`iter_audio_chunks` streams a recording of any length in constant memory.
+
+Every problem with a file raises :class:`speechkit.errors.AudioError` naming the file: missing,
+empty, header without samples, truncated or corrupt data, an undecodable codec, NaN or infinite
+samples, or a channel index the file does not have. A silent file is valid (all zeros).
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from speechkit.errors import AudioError
+
+#: File suffixes read by libsndfile (through soundfile); other suffixes go through ffmpeg.
+SOUNDFILE_SUFFIXES = frozenset({".wav", ".wave", ".flac", ".ogg", ".oga", ".aif", ".aiff",
+                                ".aifc", ".au", ".snd", ".w64", ".rf64", ".caf"})
+#: WAV data sizes that streaming writers put in a header when they do not know the length.
+_UNKNOWN_WAV_SIZES = frozenset({0, 0xFFFFFFFF})
+_BLOCK_S = 10.0  # seconds of native-rate audio decoded per read
+
+
+def load_audio(path: str | Path, sample_rate: int = 16000, channel: int | None = None) -> np.ndarray:
+    """The whole recording at ``path`` as float32 mono at ``sample_rate``.
+
+    ``channel`` selects one channel (0-based); ``None`` averages all channels.
+    """
+    chunks = list(iter_audio_chunks(path, chunk_s=60.0, sample_rate=sample_rate, channel=channel))
+    return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
+
+
+def iter_audio_chunks(path: str | Path, chunk_s: float = 30.0, sample_rate: int = 16000,
+                      channel: int | None = None) -> Iterator[np.ndarray]:
+    """Stream the recording as consecutive float32 mono chunks of ``chunk_s`` seconds.
+
+    Every chunk but the last holds exactly ``round(chunk_s * sample_rate)`` samples; memory use
+    does not grow with the recording's length. Problems found part-way (corrupt data, NaN
+    samples) raise :class:`AudioError` when reached, after the chunks before them were yielded.
+    """
+    if chunk_s <= 0:
+        raise ValueError(f"chunk_s must be positive, got {chunk_s}")
+    path = _check_file(path)
+    size = max(1, round(chunk_s * sample_rate))
+    buffer: list[np.ndarray] = []
+    buffered = 0
+    total = 0
+    for block in _resampled(path, sample_rate, channel):
+        buffer.append(block)
+        buffered += len(block)
+        while buffered >= size:
+            joined = np.concatenate(buffer)
+            yield joined[:size]
+            total += size
+            buffer, buffered = [joined[size:]], buffered - size
+    if buffered:
+        total += buffered
+        yield np.concatenate(buffer)
+    if total == 0:
+        raise AudioError(path, "holds no audio samples (header only)")
+
+
+def audio_duration(path: str | Path) -> float:
+    """The recording's duration in seconds, read from its header where the format has one."""
+    path = _check_file(path)
+    if path.suffix.lower() in SOUNDFILE_SUFFIXES and _soundfile_opens(path):
+        with _open_soundfile(path) as handle:
+            frames, rate = handle.frames, handle.samplerate
+    else:
+        info = _probe(path)
+        if info["duration"] is not None:
+            frames, rate = info["duration"], 1.0
+        else:  # the container does not say: count the decoded samples
+            frames = sum(len(c) for c in iter_audio_chunks(path, chunk_s=60.0, sample_rate=8000))
+            rate = 8000.0
+    if frames <= 0:
+        raise AudioError(path, "holds no audio samples (header only)")
+    return float(frames) / float(rate)
+
+
+def _check_file(path: str | Path) -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise AudioError(path, "file not found")
+    if not path.is_file():
+        raise AudioError(path, "not a regular file")
+    if path.stat().st_size == 0:
+        raise AudioError(path, "empty file (0 bytes)")
+    return path
+
+
+def _resampled(path: Path, sample_rate: int, channel: int | None) -> Iterator[np.ndarray]:
+    """Native-rate blocks from the right decoder, reduced to mono, checked and resampled."""
+    if path.suffix.lower() in SOUNDFILE_SUFFIXES and _soundfile_opens(path):
+        rate, channels, blocks = _soundfile_blocks(path)
+    else:
+        rate, channels, blocks = _ffmpeg_blocks(path)
+    if channel is not None and not 0 <= channel < channels:
+        raise AudioError(path, f"channel {channel} requested but the file has {channels} "
+                               f"channel{'s' if channels != 1 else ''} (0..{channels - 1})")
+    resampler = None
+    if rate != sample_rate:
+        import soxr
+        resampler = soxr.ResampleStream(rate, sample_rate, 1, dtype="float32", quality="HQ")
+    done = 0
+    for block in blocks:
+        bad = ~np.isfinite(block)
+        if bad.any():
+            blocks.close()
+            first = (done + int(np.argwhere(bad)[0][0])) / rate
+            raise AudioError(path, f"contains NaN or infinite sample values (first at {first:.3f} s)")
+        done += len(block)
+        mono = block[:, channel] if channel is not None else block.mean(axis=1)
+        mono = np.ascontiguousarray(mono, dtype=np.float32)
+        yield resampler.resample_chunk(mono) if resampler else mono
+    if resampler:
+        yield resampler.resample_chunk(np.zeros(0, dtype=np.float32), last=True)
+
+
+def _soundfile_opens(path: Path) -> bool:
+    """True if libsndfile can open ``path``; False lets ffmpeg try (e.g. an MP3 named .wav)."""
+    import soundfile as sf
+    try:
+        sf.info(str(path))
+    except sf.LibsndfileError as exc:
+        if _ffmpeg_knows(path):
+            return False
+        raise AudioError(path, f"cannot decode: {exc.error_string}") from None
+    return True
+
+
+def _open_soundfile(path: Path):
+    """Open with soundfile, refusing files whose header promises more data than they hold."""
+    import soundfile as sf
+    handle = sf.SoundFile(str(path))
+    log = handle.extra_info
+    declared = re.search(r"^data : (\d+) \(should be (\d+)\)", log, re.MULTILINE)
+    if declared and int(declared[1]) not in _UNKNOWN_WAV_SIZES and int(declared[1]) > int(declared[2]):
+        handle.close()
+        raise AudioError(path, f"truncated: the header declares {int(declared[1])} bytes of audio "
+                               f"data but the file holds {int(declared[2])}")
+    if "Last page lacks an end-of-stream bit" in log:
+        handle.close()
+        raise AudioError(path, "truncated: the last Ogg page lacks its end-of-stream mark")
+    return handle
+
+
+def _soundfile_blocks(path: Path) -> tuple[int, int, Iterator[np.ndarray]]:
+    import soundfile as sf
+    with _open_soundfile(path) as handle:
+        rate, channels = handle.samplerate, handle.channels
+
+    def blocks() -> Iterator[np.ndarray]:
+        with sf.SoundFile(str(path)) as handle:
+            while True:
+                try:
+                    block = handle.read(int(_BLOCK_S * rate), dtype="float32", always_2d=True)
+                except sf.LibsndfileError as exc:
+                    raise AudioError(path, f"corrupt or truncated audio data: {exc.error_string}") from None
+                if not len(block):
+                    return
+                yield block
+
+    return rate, channels, blocks()
+
+
+def _ffmpeg_knows(path: Path) -> bool:
+    try:
+        _probe(path)
+    except AudioError:
+        return False
+    return True
+
+
+def _probe(path: Path) -> dict:
+    """Sample rate, channel count and duration (None if unknown) of the first audio stream."""
+    if shutil.which("ffprobe") is None:
+        raise AudioError(path, f"decoding {path.suffix or 'this'} files needs ffmpeg (ffprobe not found)")
+    cmd = ["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries",
+           "stream=sample_rate,channels,duration:format=duration", "-of", "json", str(path)]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    streams = json.loads(result.stdout or "{}").get("streams", []) if result.returncode == 0 else []
+    stream = streams[0] if streams else {}
+    if not int(stream.get("sample_rate") or 0) or not int(stream.get("channels") or 0):
+        why = _last_line(result.stderr) or "no decodable audio stream found"
+        raise AudioError(path, f"cannot decode: {why}")
+    duration = stream.get("duration") or json.loads(result.stdout).get("format", {}).get("duration")
+    return {"sample_rate": int(stream["sample_rate"]), "channels": int(stream["channels"]),
+            "duration": float(duration) if duration not in (None, "N/A") else None}
+
+
+def _ffmpeg_blocks(path: Path) -> tuple[int, int, Iterator[np.ndarray]]:
+    info = _probe(path)
+    rate, channels = info["sample_rate"], info["channels"]
+    cmd = ["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-map", "0:a:0",
+           "-f", "f32le", "-acodec", "pcm_f32le", "-"]
+
+    def blocks() -> Iterator[np.ndarray]:
+        with tempfile.TemporaryFile() as errors:
+            process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors)
+            try:
+                nbytes = int(_BLOCK_S * rate) * channels * 4
+                while data := process.stdout.read(nbytes):
+                    usable = len(data) - len(data) % (channels * 4)
+                    yield np.frombuffer(data[:usable], dtype="<f4").reshape(-1, channels)
+                code = process.wait()
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+                process.stdout.close()
+            errors.seek(0)
+            message = errors.read().decode("utf-8", "replace")
+        if code != 0 or message.strip():
+            raise AudioError(path, f"corrupt or truncated audio data: {_last_line(message) or f'ffmpeg exit {code}'}")
+
+    return rate, channels, blocks()
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""

@@ -1,0 +1,55 @@
+"""The stage cache: each stage result stored on disk under a key derived from its inputs and config.
+
+A rerun finds finished results and skips the work; a changed config or input changes the key,
+so only what depends on it reruns. Entries are JSON written atomically, so an interrupted run
+never leaves a half-written entry.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from speechkit.io.atomic import write_json
+
+
+def digest(*parts: Any) -> str:
+    """A short stable hash of JSON-serialisable parts."""
+    blob = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()[:20]
+
+
+def file_digest(path: str | Path) -> str:
+    """A hash of a file's bytes (identifies audio independently of where it lies)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:20]
+
+
+class StageCache:
+    """JSON results under ``root/<stage>/<key>.json``; ``root=None`` disables caching."""
+
+    def __init__(self, root: str | Path | None) -> None:
+        self.root = Path(root) if root is not None else None
+        self.hits: dict[str, int] = {}
+        self.misses: dict[str, int] = {}
+
+    def get_or_compute(self, stage: str, key: str, compute: Callable[[], Any]) -> Any:
+        """The cached JSON value for ``(stage, key)``, computing and storing it on a miss."""
+        path = self.root / stage / f"{key}.json" if self.root is not None else None
+        if path is not None and path.is_file():
+            try:
+                value = json.loads(path.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                value = None  # unreadable entry: recompute and overwrite it
+            else:
+                self.hits[stage] = self.hits.get(stage, 0) + 1
+                return value
+        value = compute()
+        self.misses[stage] = self.misses.get(stage, 0) + 1
+        if path is not None:
+            write_json(path, value)
+        return value

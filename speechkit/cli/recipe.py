@@ -1,0 +1,52 @@
+"""speechkit recipe: the `make recipe` entry point: pick the recipe for a level and backend and run it."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+DEFAULT_WORKSPACE = Path(__file__).resolve().parents[2] / "workspaces" / "demo"
+
+
+def recipe_name(level: int, asr: str) -> str:
+    """The shipped recipe for a context level and ASR backend: ``l3``, ``ctc-l2``, ..."""
+    return f"l{level}" if asr == "whisper" else f"{asr}-l{level}"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("recipe", help="run the shipped recipe for a context level (what `make recipe` calls)",
+                       description="Run the shipped recipe for context level L (1, 2, 3 or all) and ASR "
+                                   "backend on a workspace. With --level all, runs L1-L3 into OUT/l1, "
+                                   "OUT/l2, OUT/l3 and writes OUT/comparison.md and .html.")
+    p.add_argument("--level", "-L", default="3", choices=("1", "2", "3", "all"), help="context level (default 3)")
+    p.add_argument("--asr", default="whisper", choices=("whisper", "ctc"), help="ASR backend (default whisper)")
+    p.add_argument("--workspace", "-w", type=Path, default=DEFAULT_WORKSPACE,
+                   help="workspace folder (default: the demo workspace shipped in workspaces/demo)")
+    p.add_argument("--model", help="override the ASR model (registry name or path)")
+    p.add_argument("--out", "-o", type=Path, help="run folder (default runs/<recipe>-<workspace>)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override the recipes' device")
+    p.add_argument("--executor", choices=("local",), default="local", help="where stages run (default local)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from speechkit.io.manifest import load_workspace
+    from speechkit.recipe import load_recipe
+    from speechkit.report import print_summary, write_comparison
+    from speechkit.runner import run_workspace
+
+    ws = load_workspace(args.workspace)
+    levels = (1, 2, 3) if args.level == "all" else (int(args.level),)
+    base = args.out
+    runs = {}
+    for level in levels:
+        recipe = load_recipe(recipe_name(level, args.asr)).with_overrides(model=args.model, device=args.device)
+        out = (base or Path("runs") / f"{args.asr}-{ws.name}") / f"l{level}" if args.level == "all" else base
+        result = run_workspace(recipe, ws, out)
+        print(f"== {recipe.name} ({result.out})")
+        print_summary(result.scores)
+        runs[f"L{level}"] = result
+    if args.level == "all":
+        root = base or Path("runs") / f"{args.asr}-{ws.name}"
+        write_comparison(root, {level: r.scores for level, r in runs.items()})
+        print(f"wrote {root}/comparison.md and comparison.html")
+    return 0

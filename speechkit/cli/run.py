@@ -1,0 +1,33 @@
+"""speechkit run: run one recipe over a workspace, score it and write a report."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run a recipe over a workspace, score it and write a report",
+                       description="Run the cascade named by RECIPE over every meeting of a workspace in "
+                                   "calendar order, write per-meeting SegLST/STM/RTTM, scores.json, "
+                                   "report.md/.html and run.json into OUT. A rerun reuses the stage cache.")
+    p.add_argument("recipe", help="recipe YAML file, or a name from recipes/ (l1, l2, l3, ctc-l3, ...)")
+    p.add_argument("--workspace", "-w", type=Path, required=True, help="workspace folder (with workspace.yaml)")
+    p.add_argument("--out", "-o", type=Path, help="run folder (default runs/<recipe>-<workspace>)")
+    p.add_argument("--model", help="override the ASR model of the recipe (registry name or path)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override the recipe's device")
+    p.add_argument("--executor", choices=("local",), default="local", help="where stages run (default local)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from speechkit.io.manifest import load_workspace
+    from speechkit.recipe import load_recipe
+    from speechkit.report import print_summary
+    from speechkit.runner import run_workspace
+
+    recipe = load_recipe(args.recipe).with_overrides(model=args.model, device=args.device)
+    ws = load_workspace(args.workspace)
+    result = run_workspace(recipe, ws, args.out)
+    print_summary(result.scores)
+    print(f"wrote {result.out}/ (scores.json, report.md, report.html, run.json, transcripts/)")
+    return 0

@@ -1,0 +1,307 @@
+"""Diarization: who spoke when in one recording.
+
+Two backends with one output, :class:`Diarization`:
+
+- :class:`Diarizer` (embedding clustering): sliding windows over the speech regions, one speaker
+  embedding per window (batched, any :class:`speechkit.embeddings.Embedder`), agglomerative
+  clustering on cosine similarity (average linkage) with the number of speakers estimated by a
+  similarity threshold or given, a reassignment pass to the cluster centroids, a majority filter
+  over neighbouring windows, and turns built by letting every 10 ms frame take the label that its
+  covering windows vote for (each window weighted towards its centre), so turn boundaries fall
+  between window centres.
+- :class:`PyannoteDiarizer`: pyannote.audio's pretrained pipeline, when its weights are on this
+  machine (a local folder, or the hub when online).
+
+Overlap (embedding backend, simple by design): a window whose embedding is nearly as close to a
+second centroid as to its own (similarity gap below ``overlap_margin`` and both similarities at
+least ``threshold``) marks the middle ``step_s`` of that window as overlapped speech, and the
+second speaker gets a turn there too, so turns of different speakers may overlap. Off by default
+(``overlap_margin=None``): on the real two-speaker recording it added more false alarm than it
+recovered missed overlap.
+
+Labels are ``SPEAKER_00``, ``SPEAKER_01``, ... in order of first appearance.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from speechkit.devices import resolve_device
+from speechkit.embeddings import SAMPLE_RATE, Embedder, l2_normalize
+from speechkit.errors import ModelNotAvailableError
+from speechkit.transcript import Segment
+
+FRAME_S = 0.01
+PYANNOTE_HUB_ID = "pyannote/speaker-diarization-community-1"
+
+
+@dataclass
+class Diarization:
+    """Speaker turns of one recording and a voice print (centroid) per speaker label.
+
+    ``turns`` are sorted by start time and carry no words; two turns of different speakers may
+    overlap. ``centroids`` maps each label to the L2-normalised mean embedding of its windows
+    (what :func:`speechkit.identify.identify` scores). ``windows``, ``window_labels`` and
+    ``window_embeddings`` describe the clustered windows (embedding backend only).
+    """
+
+    turns: list[Segment] = field(default_factory=list)
+    centroids: dict[str, np.ndarray] = field(default_factory=dict)
+    windows: list[tuple[float, float]] = field(default_factory=list)
+    window_labels: list[str] = field(default_factory=list)
+    window_embeddings: np.ndarray | None = None
+
+    @property
+    def speakers(self) -> list[str]:
+        """Speaker labels in order of first appearance."""
+        return list(dict.fromkeys(t.speaker for t in self.turns))
+
+
+def speaker_label(index: int) -> str:
+    return f"SPEAKER_{index:02d}"
+
+
+def sliding_windows(speech: list[tuple[float, float]], window_s: float,
+                    step_s: float) -> list[tuple[float, float]]:
+    """Windows of ``window_s`` every ``step_s`` inside each speech region, the last one flush with
+    the region's end; a region shorter than a window is one window."""
+    out: list[tuple[float, float]] = []
+    for start, end in speech:
+        if end - start <= window_s:
+            out.append((start, end))
+            continue
+        n = int(np.ceil((end - start - window_s) / step_s))
+        starts = [start + i * step_s for i in range(n)] + [end - window_s]
+        out.extend((s, s + window_s) for s in starts)
+    return out
+
+
+@dataclass
+class Diarizer:
+    """Diarization by clustering speaker embeddings of sliding windows.
+
+    - ``window_s`` / ``step_s``: window length and hop in seconds.
+    - ``threshold``: cosine similarity at or above which clusters merge (average linkage);
+      None takes the embedder's ``cluster_threshold``. Ignored when the number of speakers is
+      given.
+    - ``num_speakers``: the number of speakers, when known (also per call);
+      ``min_speakers`` / ``max_speakers`` bound the estimate.
+    - ``min_window_s``: windows shorter than this (short speech regions) do not shape the
+      clusters; they are labelled with the nearest centroid.
+    - ``smoothing``: width in windows of the majority filter over each speech region's labels
+      (1 turns it off).
+    - ``overlap_margin``: see the module docstring; None turns overlap output off.
+    - ``keep_embeddings``: keep the window embeddings in the result.
+    """
+
+    embedder: Embedder
+    window_s: float = 1.5
+    step_s: float = 0.75
+    threshold: float | None = None
+    num_speakers: int | None = None
+    min_speakers: int = 1
+    max_speakers: int = 8
+    min_window_s: float = 0.5
+    smoothing: int = 3
+    overlap_margin: float | None = None
+    keep_embeddings: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 < self.step_s <= self.window_s:
+            raise ValueError(f"need 0 < step_s <= window_s, got step_s={self.step_s}, "
+                             f"window_s={self.window_s}")
+        if not 1 <= self.min_speakers <= self.max_speakers:
+            raise ValueError(f"need 1 <= min_speakers <= max_speakers, got {self.min_speakers}, "
+                             f"{self.max_speakers}")
+        if self.smoothing < 1 or self.smoothing % 2 == 0:
+            raise ValueError(f"smoothing must be an odd number of windows >= 1, got {self.smoothing}")
+        if self.threshold is None:
+            self.threshold = float(self.embedder.cluster_threshold)
+
+    def __call__(self, audio: np.ndarray, speech: list[tuple[float, float]],
+                 num_speakers: int | None = None, sample_rate: int = SAMPLE_RATE) -> Diarization:
+        """Diarize ``audio`` (mono) within the ``speech`` regions ``(start, end)`` in seconds."""
+        duration = len(audio) / sample_rate
+        speech = sorted((max(0.0, s), min(duration, e)) for s, e in speech)
+        speech = [(s, e) for s, e in speech if e - s >= FRAME_S]
+        if not speech:
+            return Diarization()
+        windows = sliding_windows(speech, self.window_s, self.step_s)
+        emb = self.embedder.embed_windows(audio, windows, sample_rate=sample_rate)
+        k = num_speakers if num_speakers is not None else self.num_speakers
+        labels = self._cluster(emb, windows, k)
+        labels = self._smooth(labels, windows, speech)
+        order = list(dict.fromkeys(labels))  # first appearance; windows are in time order
+        labels = np.array([order.index(c) for c in labels])
+        centroids = np.stack([l2_normalize(emb[labels == c].mean(0)) for c in range(len(order))])
+        turns = self._turns(labels, emb, centroids, windows, speech)
+        names = {t.speaker for t in turns}
+        return Diarization(
+            turns=turns,
+            centroids={speaker_label(c): centroids[c] for c in range(len(order))
+                       if speaker_label(c) in names},
+            windows=windows,
+            window_labels=[speaker_label(c) for c in labels],
+            window_embeddings=emb if self.keep_embeddings else None)
+
+    def _cluster(self, emb: np.ndarray, windows: list[tuple[float, float]],
+                 k: int | None) -> np.ndarray:
+        """A cluster index per window: cluster the long windows, then every window goes to its
+        nearest centroid."""
+        from sklearn.cluster import AgglomerativeClustering
+
+        long = np.array([e - s >= self.min_window_s for s, e in windows])
+        if long.sum() < 2:
+            long[:] = True
+        x = emb[long]
+        if k is not None and k < 1:
+            raise ValueError(f"num_speakers must be >= 1, got {k}")
+        if len(x) < 2:
+            return np.zeros(len(emb), dtype=int)
+        if k is None:
+            fit = AgglomerativeClustering(n_clusters=None, metric="cosine", linkage="average",
+                                          distance_threshold=1.0 - self.threshold).fit(x)
+            n = fit.n_clusters_
+            k = min(max(n, self.min_speakers), self.max_speakers)
+            if k == n:
+                return self._reassign(emb, fit.labels_, long)
+        k = min(k, len(x))
+        if k == 1:
+            return np.zeros(len(emb), dtype=int)
+        fit = AgglomerativeClustering(n_clusters=k, metric="cosine", linkage="average").fit(x)
+        return self._reassign(emb, fit.labels_, long)
+
+    @staticmethod
+    def _reassign(emb: np.ndarray, long_labels: np.ndarray, long: np.ndarray) -> np.ndarray:
+        """Label every window with its most similar cluster centroid (one k-means-style pass)."""
+        ids = np.unique(long_labels)
+        x = emb[long]
+        centroids = l2_normalize(np.stack([x[long_labels == c].mean(0) for c in ids]))
+        return np.argmax(emb @ centroids.T, axis=1)
+
+    def _smooth(self, labels: np.ndarray, windows: list[tuple[float, float]],
+                speech: list[tuple[float, float]]) -> np.ndarray:
+        """Majority filter of width ``smoothing`` over the windows of each speech region
+        (ties keep the window's own label)."""
+        if self.smoothing == 1:
+            return labels
+        out = labels.copy()
+        half = self.smoothing // 2
+        region = np.searchsorted([s for s, _ in speech], [s for s, _ in windows], side="right")
+        for r in np.unique(region):
+            idx = np.flatnonzero(region == r)
+            for j, i in enumerate(idx):
+                votes = np.bincount(labels[idx[max(0, j - half):j + half + 1]])
+                best = np.flatnonzero(votes == votes.max())
+                out[i] = labels[i] if labels[i] in best else best[0]
+        return out
+
+    def _turns(self, labels: np.ndarray, emb: np.ndarray, centroids: np.ndarray,
+               windows: list[tuple[float, float]], speech: list[tuple[float, float]]) -> list[Segment]:
+        """Frame-level labels from centre-weighted window votes, runs of frames as turns, plus
+        overlapped turns for ambiguous windows."""
+        k = len(centroids)
+        end = max(e for _, e in speech)
+        n_frames = int(np.ceil(end / FRAME_S))
+        votes = np.zeros((n_frames, k))
+        second = np.full(n_frames, -1)
+        sims = emb @ centroids.T
+        for (s, e), c, sim in zip(windows, labels, sims):
+            a, b = int(round(s / FRAME_S)), max(int(round(s / FRAME_S)) + 1, int(round(e / FRAME_S)))
+            t = np.arange(a, b) + 0.5
+            weight = 1.0 - np.abs(t - (a + b) / 2) / ((b - a) / 2 + 1)  # triangle, > 0 at edges
+            votes[a:b, c] += weight
+            if self.overlap_margin is not None and k > 1:
+                o = int(np.argsort(sim)[-2]) if np.argmax(sim) == c else int(np.argmax(sim))
+                if sim[o] >= self.threshold and sim[c] - sim[o] <= self.overlap_margin:
+                    mid, half = (a + b) // 2, int(round(self.step_s / FRAME_S / 2))
+                    second[max(a, mid - half):min(b, mid + half)] = o
+        in_speech = np.zeros(n_frames, dtype=bool)
+        for s, e in speech:
+            in_speech[int(round(s / FRAME_S)):int(round(e / FRAME_S))] = True
+        main = np.where(in_speech & (votes.sum(1) > 0), votes.argmax(1), -1)
+        second = np.where(in_speech & (second != main), second, -1)
+        turns = _runs(main) + _runs(second)
+        return sorted(turns, key=lambda t: (t.start, t.end, t.speaker))
+
+
+def _runs(frame_labels: np.ndarray) -> list[Segment]:
+    """Turns for the runs of equal, non-negative labels in a frame sequence."""
+    turns = []
+    change = np.flatnonzero(np.diff(frame_labels)) + 1
+    bounds = np.concatenate(([0], change, [len(frame_labels)]))
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        if frame_labels[a] >= 0:
+            turns.append(Segment(start=round(a * FRAME_S, 3), end=round(b * FRAME_S, 3),
+                                 speaker=speaker_label(int(frame_labels[a]))))
+    return turns
+
+
+@dataclass
+class PyannoteDiarizer:
+    """pyannote.audio's speaker-diarization pipeline.
+
+    ``source`` is a local folder holding the pipeline (``config.yaml`` and the models it refers
+    to) or a hub id, used only when already in the Hugging Face cache or when ``token`` is given
+    and the hub is reachable. ``speech`` regions are not used: the pipeline finds speech itself.
+    """
+
+    source: str | Path = PYANNOTE_HUB_ID
+    device: str = "auto"
+    token: str | None = None
+
+    def __post_init__(self) -> None:
+        self.device = resolve_device(self.device)
+        self._pipeline = self._load()
+
+    def _load(self):
+        try:
+            from pyannote.audio import Pipeline
+        except ImportError as e:
+            raise ModelNotAvailableError(
+                f"the pyannote backend needs pyannote.audio (pip install 'speechkit[stages]'): {e}") from e
+        import torch
+
+        how_to = (f"on a machine with a network, accept the model's conditions on huggingface.co and "
+                  f"download it (`huggingface-cli download {PYANNOTE_HUB_ID} --local-dir DIR`), "
+                  f"then pass source=DIR")
+        folder = Path(self.source).expanduser()
+        if folder.exists():
+            if not (folder / "config.yaml").is_file() and folder.suffix != ".yaml":
+                raise ModelNotAvailableError(f"{folder}: no config.yaml of a pyannote pipeline; {how_to}")
+            source = str(folder.resolve())
+        elif str(self.source).startswith((".", "/", "~")):
+            raise ModelNotAvailableError(f"{self.source}: no such pyannote pipeline folder; {how_to}")
+        else:
+            source = str(self.source)
+        try:
+            pipeline = Pipeline.from_pretrained(source, token=self.token)
+        except Exception as e:  # hub, cache and gated-model failures come in many types
+            raise ModelNotAvailableError(f"pyannote pipeline {source!r} could not be loaded "
+                                         f"({type(e).__name__}: {e}); {how_to}") from e
+        if pipeline is None:  # pyannote returns None for gated models without a token
+            raise ModelNotAvailableError(f"pyannote pipeline {source!r} is not available; {how_to}")
+        return pipeline.to(torch.device(self.device))
+
+    def __call__(self, audio: np.ndarray, speech: list[tuple[float, float]] | None = None,
+                 num_speakers: int | None = None, sample_rate: int = SAMPLE_RATE) -> Diarization:
+        import torch
+
+        waveform = torch.from_numpy(np.asarray(audio, dtype=np.float32)).reshape(1, -1)
+        kwargs = {} if num_speakers is None else {"num_speakers": num_speakers}
+        output = self._pipeline({"waveform": waveform, "sample_rate": sample_rate}, **kwargs)
+        annotation = getattr(output, "speaker_diarization", output)  # pyannote 4 / 3
+        embeddings = getattr(output, "speaker_embeddings", None)
+        tracks = sorted(annotation.itertracks(yield_label=True), key=lambda x: (x[0].start, x[0].end))
+        order = list(dict.fromkeys(label for _, _, label in tracks))
+        rename = {label: speaker_label(i) for i, label in enumerate(order)}
+        turns = [Segment(start=float(seg.start), end=float(seg.end), speaker=rename[label])
+                 for seg, _, label in tracks]
+        centroids = {}
+        if embeddings is not None:
+            for row, label in zip(np.asarray(embeddings), annotation.labels()):
+                if label in rename and np.all(np.isfinite(row)):
+                    centroids[rename[label]] = l2_normalize(row)
+        return Diarization(turns=turns, centroids=centroids)

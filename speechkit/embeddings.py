@@ -1,0 +1,269 @@
+"""Speaker embeddings: one L2-normalised vector per clip or per time window of a recording.
+
+Two backends behind one interface (:class:`Embedder`), built by :func:`make_embedder`:
+
+- ``resemblyzer``: the Resemblyzer d-vector encoder (3-layer LSTM over 40 mel bands, 256 dims);
+  its weights ship in the ``resemblyzer`` package, so it works offline.
+- ``ecapa``: SpeechBrain's ECAPA-TDNN (192 dims) loaded with ``EncoderClassifier.from_hparams``
+  from a local folder (``hyperparams.yaml`` + ``embedding_model.ckpt``, the layout of the hub
+  model ``speechbrain/spkrec-ecapa-voxceleb``) or from the Hugging Face hub when online.
+
+Cosine similarities live on different scales per backend (Resemblyzer's vectors are
+non-negative, so unrelated voices still score about 0.6), hence each embedder carries the
+thresholds that suit it: ``cluster_threshold`` for diarization and ``match_threshold`` for
+identification.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from speechkit.devices import resolve_device
+from speechkit.errors import ModelNotAvailableError
+
+SAMPLE_RATE = 16000
+ECAPA_HUB_ID = "speechbrain/spkrec-ecapa-voxceleb"
+BACKENDS = ("resemblyzer", "ecapa")
+
+
+class Embedder(Protocol):
+    """What every speaker-embedding backend offers."""
+
+    name: str
+    dim: int
+    cluster_threshold: float
+    match_threshold: float
+
+    def embed(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+        """One L2-normalised vector (shape ``(dim,)``) for a whole clip."""
+        ...
+
+    def embed_windows(self, audio: np.ndarray, windows: list[tuple[float, float]],
+                      sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+        """One L2-normalised row per ``(start, end)`` window in seconds, shape ``(n, dim)``."""
+        ...
+
+
+def make_embedder(backend: str = "resemblyzer", device: str = "auto", **options) -> Embedder:
+    """Build a speaker embedder.
+
+    ``options`` go to the backend: :class:`ResemblyzerEmbedder` takes ``weights`` and
+    ``batch_size``; :class:`EcapaEmbedder` takes ``source``, ``savedir``, ``local_files_only``
+    and ``batch_size``.
+    """
+    if backend == "resemblyzer":
+        return ResemblyzerEmbedder(device=device, **options)
+    if backend == "ecapa":
+        return EcapaEmbedder(device=device, **options)
+    raise ValueError(f"unknown embedding backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    """``x`` scaled to unit length along its last axis (zero vectors stay zero)."""
+    x = np.asarray(x, dtype=np.float32)
+    norm = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x / np.where(norm > 0, norm, 1.0)
+
+
+def _prepare(audio: np.ndarray, sample_rate: int) -> np.ndarray:
+    """Mono float32 audio at 16 kHz; raises ValueError for empty or non-finite input."""
+    audio = np.asarray(audio, dtype=np.float32)
+    if audio.ndim != 1:
+        raise ValueError(f"expected mono audio (1-D array), got shape {audio.shape}")
+    if audio.size == 0:
+        raise ValueError("cannot embed empty audio")
+    if not np.all(np.isfinite(audio)):
+        raise ValueError("audio contains NaN or infinite samples")
+    if sample_rate != SAMPLE_RATE:
+        from math import gcd
+
+        from scipy.signal import resample_poly
+
+        g = gcd(sample_rate, SAMPLE_RATE)
+        audio = resample_poly(audio, SAMPLE_RATE // g, sample_rate // g).astype(np.float32)
+    return audio
+
+
+def _window_bounds(windows: list[tuple[float, float]], n_samples: int) -> list[tuple[int, int]]:
+    """Sample index ranges of ``windows`` (seconds at 16 kHz), clipped to the audio."""
+    bounds = []
+    for start, end in windows:
+        a = max(0, int(round(start * SAMPLE_RATE)))
+        b = min(n_samples, int(round(end * SAMPLE_RATE)))
+        if b <= a:
+            raise ValueError(f"window ({start:.3f}, {end:.3f}) s is empty or outside the audio "
+                             f"({n_samples / SAMPLE_RATE:.3f} s)")
+        bounds.append((a, b))
+    return bounds
+
+
+@dataclass
+class ResemblyzerEmbedder:
+    """Resemblyzer's d-vector encoder.
+
+    ``embed`` follows Resemblyzer's own recipe (volume normalisation, long silences trimmed with
+    webrtcvad, mean of 1.6 s partial embeddings). ``embed_windows`` computes the mel spectrogram
+    of the whole recording once and runs the LSTM on each window's frames, batched by length.
+    """
+
+    device: str = "auto"
+    weights: str | Path | None = None
+    batch_size: int = 64
+
+    name = "resemblyzer"
+    dim = 256
+    cluster_threshold = 0.75
+    match_threshold = 0.75
+
+    def __post_init__(self) -> None:
+        try:
+            from resemblyzer import VoiceEncoder
+        except ImportError as e:  # webrtcvad needs pkg_resources, i.e. setuptools < 81
+            raise ModelNotAvailableError(
+                f"the resemblyzer backend needs the packages resemblyzer and setuptools<81 "
+                f"(pip install 'speechkit[stages]'): {e}") from e
+        if self.weights is not None and not Path(self.weights).is_file():
+            raise ModelNotAvailableError(f"{self.weights}: Resemblyzer weights file not found")
+        self.device = resolve_device(self.device)
+        self._encoder = VoiceEncoder(device=self.device, verbose=False, weights_fpath=self.weights)
+        self._encoder.eval()
+
+    def embed(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+        from resemblyzer.audio import trim_long_silences
+
+        wav = self._normalize(_prepare(audio, sample_rate))
+        trimmed = trim_long_silences(wav)
+        if len(trimmed) >= SAMPLE_RATE // 2:  # keep the untrimmed clip if the VAD left too little
+            wav = trimmed
+        return l2_normalize(self._encoder.embed_utterance(wav))
+
+    def embed_windows(self, audio: np.ndarray, windows: list[tuple[float, float]],
+                      sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+        import torch
+        from resemblyzer.audio import wav_to_mel_spectrogram
+        from resemblyzer.hparams import mel_window_step
+
+        wav = self._normalize(_prepare(audio, sample_rate))
+        bounds = _window_bounds(windows, len(wav))
+        mel = wav_to_mel_spectrogram(wav)  # (frames, 40), one frame per 10 ms
+        hop = SAMPLE_RATE * mel_window_step // 1000
+        frames = [(a // hop, max(a // hop + 1, min(len(mel), b // hop))) for a, b in bounds]
+        out = np.zeros((len(frames), self.dim), dtype=np.float32)
+        by_length: dict[int, list[int]] = {}
+        for i, (a, b) in enumerate(frames):
+            by_length.setdefault(b - a, []).append(i)
+        with torch.inference_mode():
+            for idx in by_length.values():
+                for k in range(0, len(idx), self.batch_size):
+                    chunk = idx[k:k + self.batch_size]
+                    mels = np.stack([mel[frames[i][0]:frames[i][1]] for i in chunk])
+                    emb = self._encoder(torch.from_numpy(mels).to(self.device)).cpu().numpy()
+                    out[chunk] = emb
+        return l2_normalize(out)
+
+    @staticmethod
+    def _normalize(wav: np.ndarray) -> np.ndarray:
+        """Resemblyzer's volume normalisation (raise quiet audio to -30 dBFS)."""
+        from resemblyzer.audio import normalize_volume
+        from resemblyzer.hparams import audio_norm_target_dBFS
+
+        if not np.any(wav):
+            return wav
+        return normalize_volume(wav, audio_norm_target_dBFS, increase_only=True).astype(np.float32)
+
+
+@dataclass
+class EcapaEmbedder:
+    """SpeechBrain ECAPA-TDNN speaker embeddings.
+
+    ``source`` is a local folder laid out like the hub model (``hyperparams.yaml`` whose
+    ``pretrainer`` loads ``embedding_model.ckpt`` from ``pretrained_path``) or a hub id.
+    A local folder is loaded in place (``pretrained_path`` is pointed at it). A hub id is looked
+    up in the Hugging Face cache first and downloaded only when that fails and
+    ``local_files_only`` is False.
+    """
+
+    device: str = "auto"
+    source: str | Path = ECAPA_HUB_ID
+    savedir: str | Path | None = None
+    local_files_only: bool = False
+    batch_size: int = 32
+
+    name = "ecapa"
+    dim = 192
+    cluster_threshold = 0.35
+    match_threshold = 0.35
+
+    def __post_init__(self) -> None:
+        self.device = resolve_device(self.device)
+        self._model = self._load()
+        self._model.eval()
+        self.dim = int(self._embed_batch(np.zeros((1, SAMPLE_RATE), np.float32), [SAMPLE_RATE]).shape[1])
+
+    def _load(self):
+        try:
+            from speechbrain.inference.speaker import EncoderClassifier
+            from speechbrain.utils.fetching import FetchConfig
+        except ImportError as e:
+            raise ModelNotAvailableError(
+                f"the ecapa backend needs speechbrain (pip install 'speechkit[stages]'): {e}") from e
+        how_to = (f"download the folder of the hub model {ECAPA_HUB_ID!r} (hyperparams.yaml, "
+                  f"embedding_model.ckpt, ...) on a machine with a network, e.g. "
+                  f"`huggingface-cli download {ECAPA_HUB_ID} --local-dir DIR`, and pass source=DIR")
+        run_opts = {"device": self.device}
+        folder = Path(self.source).expanduser()
+        if folder.is_dir():
+            if not (folder / "hyperparams.yaml").is_file():
+                raise ModelNotAvailableError(f"{folder}: no hyperparams.yaml; {how_to}")
+            try:
+                return EncoderClassifier.from_hparams(
+                    source=str(folder.resolve()), savedir=self.savedir, run_opts=run_opts,
+                    overrides={"pretrained_path": str(folder.resolve())}, overrides_must_match=False)
+            except (OSError, ValueError) as e:
+                raise ModelNotAvailableError(f"{folder}: cannot load the ECAPA model ({e}); {how_to}") from e
+        source = str(self.source)
+        if source.startswith((".", "/", "~")) or source.count("/") != 1:
+            raise ModelNotAvailableError(f"{source}: no such ECAPA model folder; {how_to}")
+        errors = []
+        for allow_network in (False,) if self.local_files_only else (False, True):
+            try:
+                return EncoderClassifier.from_hparams(
+                    source=source, savedir=self.savedir, run_opts=run_opts,
+                    fetch_config=FetchConfig(allow_network=allow_network))
+            except Exception as e:  # hub and cache failures come in many types (OSError, HTTP, ...)
+                errors.append(f"{type(e).__name__}: {e}")
+        raise ModelNotAvailableError(
+            f"ECAPA model {source!r} is not in the local cache and could not be downloaded "
+            f"({errors[-1]}); {how_to}")
+
+    def _embed_batch(self, wavs: np.ndarray, lengths: list[int]) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            x = torch.from_numpy(wavs).to(self.device)
+            rel = torch.tensor(lengths, dtype=torch.float32, device=self.device) / wavs.shape[1]
+            emb = self._model.encode_batch(x, rel).squeeze(1)
+        return l2_normalize(emb.float().cpu().numpy())
+
+    def embed(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+        wav = _prepare(audio, sample_rate)
+        return self._embed_batch(wav[None, :], [len(wav)])[0]
+
+    def embed_windows(self, audio: np.ndarray, windows: list[tuple[float, float]],
+                      sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+        wav = _prepare(audio, sample_rate)
+        bounds = _window_bounds(windows, len(wav))
+        order = sorted(range(len(bounds)), key=lambda i: bounds[i][1] - bounds[i][0])
+        out = np.zeros((len(bounds), self.dim), dtype=np.float32)
+        for k in range(0, len(order), self.batch_size):
+            chunk = order[k:k + self.batch_size]
+            lengths = [bounds[i][1] - bounds[i][0] for i in chunk]
+            batch = np.zeros((len(chunk), max(lengths)), dtype=np.float32)
+            for row, i in enumerate(chunk):
+                a, b = bounds[i]
+                batch[row, :b - a] = wav[a:b]
+            out[chunk] = self._embed_batch(batch, lengths)
+        return out

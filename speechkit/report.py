@@ -1,0 +1,200 @@
+"""Reports of a run: report.md and a self-contained report.html with plots; level comparisons.
+
+Plots are drawn with matplotlib (Agg) into PNG files beside the report and embedded in the HTML
+as data URIs, so the HTML opens anywhere without the folder.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+from pathlib import Path
+from typing import Any
+
+from speechkit.io.atomic import write_bytes, write_text
+
+METRICS = ("wer", "cpwer", "number_recall", "term_recall", "speaker_consistency", "named_speaker_accuracy",
+           "der", "jer")
+LABELS = {"wer": "WER", "cpwer": "cpWER", "number_recall": "number recall", "term_recall": "term recall",
+          "speaker_consistency": "speaker consistency", "named_speaker_accuracy": "named-speaker acc.",
+          "der": "DER", "jer": "JER", "tcpwer": "tcpWER"}
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _estimate(entry: dict | None) -> str:
+    if not entry or entry.get("value") is None:
+        return "n/a"
+    if entry.get("ci_low") is None:
+        return _fmt(entry["value"])
+    return f"{entry['value']:.3f} [{entry['ci_low']:.3f}, {entry['ci_high']:.3f}]"
+
+
+def print_summary(scores: dict) -> None:
+    """Print the aggregate figures with their 95% CIs."""
+    for metric in METRICS:
+        print(f"  {LABELS[metric]:<22} {_estimate(scores['aggregate'].get(metric))}")
+
+
+def _png(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _bars_with_ci(series: dict[str, dict], title: str) -> bytes:
+    """Grouped bars: one group per metric, one bar per series (a run or a level), CI whiskers."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    metrics = [m for m in METRICS if any((s.get(m) or {}).get("value") is not None for s in series.values())]
+    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(metrics) * max(1, len(series)) / 1.5), 3.6))
+    width = 0.8 / max(1, len(series))
+    x = np.arange(len(metrics))
+    for i, (name, agg) in enumerate(series.items()):
+        values = [(agg.get(m) or {}).get("value") or 0.0 for m in metrics]
+        low = [v - ((agg.get(m) or {}).get("ci_low") or v) for v, m in zip(values, metrics)]
+        high = [((agg.get(m) or {}).get("ci_high") or v) - v for v, m in zip(values, metrics)]
+        ax.bar(x + i * width, values, width, yerr=[low, high], capsize=3, label=name)
+    ax.set_xticks(x + width * (len(series) - 1) / 2, [LABELS[m] for m in metrics], rotation=20, ha="right")
+    ax.set_ylim(0, max(1.0, ax.get_ylim()[1]))
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def _per_meeting_wer(scores: dict) -> bytes:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ids = list(scores["meetings"])
+    values = [(scores["meetings"][m].get("wer") or {}).get("value") or 0.0 for m in ids]
+    fig, ax = plt.subplots(figsize=(max(5, 0.6 * len(ids)), 3))
+    ax.bar(ids, values, color="#4a7bb7")
+    ax.set_ylabel("WER")
+    ax.set_title("WER per meeting")
+    ax.tick_params(axis="x", rotation=45)
+    return _png(fig)
+
+
+def speaker_grid(scores: dict) -> tuple[list[str], list[str], dict[tuple[str, str], str]]:
+    """Persons x meetings -> the name the system gave each person (majority of their words)."""
+    cells: dict[tuple[str, str], str] = {}
+    for mid, entry in scores["meetings"].items():
+        for person, name in (entry.get("details", {}).get("speaker_names") or {}).items():
+            cells[(person, mid)] = name
+    persons = sorted({p for p, _ in cells})
+    return persons, list(scores["meetings"]), cells
+
+
+def missed_terms(scores: dict) -> dict[str, list[str]]:
+    """Meeting -> terms (jargon and numbers) spoken but not found in the hypothesis."""
+    out = {}
+    for mid, entry in scores["meetings"].items():
+        details = entry.get("details", {})
+        missed = list(details.get("term_recall", {}).get("missed", [])) + \
+            list(details.get("number_recall", {}).get("missed", []))
+        if missed:
+            out[mid] = missed
+    return out
+
+
+def _markdown(title: str, recipe: Any, ws: Any, scores: dict, plots: dict[str, str]) -> str:
+    lines = [f"# {title}", "", f"Workspace `{ws.name}` ({len(ws.meetings)} meetings), recipe `{recipe.name}` "
+             f"(context level L{recipe.level}). Settings: {scores.get('settings', {})}.", "",
+             "## Aggregate (95% bootstrap CI over meetings)", "", "| metric | value [95% CI] |", "|---|---|"]
+    lines += [f"| {LABELS[m]} | {_estimate(scores['aggregate'].get(m))} |" for m in METRICS]
+    lines += ["", f"![aggregate]({plots['aggregate']})", "", "## Per meeting", "",
+              "| meeting | " + " | ".join(LABELS[m] for m in METRICS) + " |", "|---" * (len(METRICS) + 1) + "|"]
+    for mid, entry in scores["meetings"].items():
+        lines.append(f"| {mid} | " + " | ".join(_fmt((entry.get(m) or {}).get("value")) for m in METRICS) + " |")
+    lines += ["", f"![per-meeting WER]({plots['wer']})", "", "## Missed terms", ""]
+    missed = missed_terms(scores)
+    lines += [f"- **{mid}**: {', '.join(f'`{t}`' for t in terms)}" for mid, terms in missed.items()] or ["none"]
+    persons, meetings, cells = speaker_grid(scores)
+    lines += ["", "## Speaker identity (name given to each person, per meeting)", "",
+              "| person | " + " | ".join(meetings) + " |", "|---" * (len(meetings) + 1) + "|"]
+    for p in persons:
+        lines.append(f"| {p} | " + " | ".join(cells.get((p, m), "") for m in meetings) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _html_page(title: str, markdown_body: str, images: dict[str, bytes], grid: tuple) -> str:
+    """A minimal HTML rendering of the report with embedded images and a coloured speaker grid."""
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+             "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse}"
+             "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}img{max-width:100%}</style></head><body>"]
+    in_table = False
+    for line in markdown_body.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            if set("".join(cells)) <= set("-"):
+                continue
+            if not in_table:
+                parts.append("<table>")
+                in_table = True
+            parts.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+            continue
+        if in_table:
+            parts.append("</table>")
+            in_table = False
+        if line.startswith("!["):
+            name = line[line.index("(") + 1:-1]
+            data = base64.b64encode(images[name]).decode()
+            parts.append(f"<p><img alt='{html.escape(name)}' src='data:image/png;base64,{data}'></p>")
+        elif line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            parts.append(f"<h{level}>{html.escape(line.lstrip('# '))}</h{level}>")
+        elif line.strip():
+            parts.append(f"<p>{html.escape(line)}</p>")
+    if in_table:
+        parts.append("</table>")
+    persons, meetings, cells = grid
+    if persons:
+        palette = ["#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5"]
+        colours: dict[str, str] = {}
+        parts.append("<h2>Speaker-consistency grid</h2><table><tr><th>person</th>" +
+                     "".join(f"<th>{html.escape(m)}</th>" for m in meetings) + "</tr>")
+        for p in persons:
+            row = []
+            for m in meetings:
+                name = cells.get((p, m), "")
+                colour = colours.setdefault(name, palette[len(colours) % len(palette)]) if name else "#fff"
+                row.append(f"<td style='background:{colour}'>{html.escape(name)}</td>")
+            parts.append(f"<tr><th>{html.escape(p)}</th>{''.join(row)}</tr>")
+        parts.append("</table>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(out: Path, recipe: Any, ws: Any, scores: dict, results: dict | None = None) -> None:
+    """Write report.md, report.html and the plot PNGs of one run into ``out``."""
+    images = {"aggregate.png": _bars_with_ci({recipe.name: scores["aggregate"]}, "Aggregate metrics"),
+              "wer.png": _per_meeting_wer(scores)}
+    for name, data in images.items():
+        write_bytes(out / name, data)
+    title = f"speechkit report: {recipe.name} on {ws.name}"
+    body = _markdown(title, recipe, ws, scores, {"aggregate": "aggregate.png", "wer": "wer.png"})
+    write_text(out / "report.md", body)
+    write_text(out / "report.html", _html_page(title, body, images, speaker_grid(scores)))
+
+
+def write_comparison(out: Path, runs: dict[str, dict]) -> None:
+    """comparison.md/.html: the aggregate metrics of several runs (e.g. L1, L2, L3) side by side."""
+    image = _bars_with_ci({name: s["aggregate"] for name, s in runs.items()}, "Context levels")
+    write_bytes(out / "comparison.png", image)
+    lines = ["# speechkit comparison", "", "| metric | " + " | ".join(runs) + " |", "|---" * (len(runs) + 1) + "|"]
+    for m in METRICS:
+        lines.append(f"| {LABELS[m]} | " + " | ".join(_estimate(s["aggregate"].get(m)) for s in runs.values()) + " |")
+    lines += ["", "![levels](comparison.png)"]
+    body = "\n".join(lines) + "\n"
+    write_text(out / "comparison.md", body)
+    write_text(out / "comparison.html", _html_page("speechkit comparison", body, {"comparison.png": image},
+                                                   ([], [], {})))

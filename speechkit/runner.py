@@ -1,0 +1,119 @@
+"""Run a recipe over every meeting of a workspace, in calendar order, and score it.
+
+Run folder layout (``OUT``)::
+
+    transcripts/<meeting>.json   SegLST (speaker, speaker_name, word_times)
+    transcripts/<meeting>.stm    STM
+    transcripts/<meeting>.rttm   RTTM
+    cache/<stage>/<key>.json     stage results; a rerun reuses them
+    context/<meeting>.json       what the context builder added (sizes, budgets)
+    scores.json                  see docs/scores-schema.md
+    report.md, report.html       tables and plots
+    run.json                     recipe, package versions, model hashes, timings
+
+Every file is written atomically, and a meeting's transcripts are written only when the meeting
+is finished, so an interrupted run loses nothing that was done and the rerun resumes.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from speechkit.cache import StageCache
+from speechkit.cascade import Cascade, CascadeResult
+from speechkit.context import PriorMeeting, build_context
+from speechkit.io.atomic import write_json
+from speechkit.io.rttm import write_rttm
+from speechkit.io.seglst import write_seglst
+from speechkit.io.stm import write_stm
+from speechkit.recipe import Recipe
+from speechkit.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+PACKAGES = ("speechkit", "torch", "torchaudio", "faster-whisper", "ctranslate2", "pyannote.audio",
+            "pyannote.metrics", "speechbrain", "pyctcdecode", "jiwer", "whisper-normalizer", "meeteval",
+            "resemblyzer", "silero-vad", "numpy")
+
+
+@dataclass
+class RunResult:
+    out: Path
+    scores: dict
+    results: dict[str, CascadeResult]
+
+
+def package_versions() -> dict[str, str | None]:
+    """Installed versions of the packages a run depends on (None where absent)."""
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def default_out(recipe: Recipe, ws: Workspace) -> Path:
+    return Path("runs") / f"{recipe.name}-{ws.name}"
+
+
+def run_workspace(recipe: Recipe, ws: Workspace, out: str | Path | None = None,
+                  cascade: Cascade | None = None, progress: bool = True) -> RunResult:
+    """Run ``recipe`` on every meeting of ``ws`` into ``out``, then score and report."""
+    from speechkit.report import write_report
+    from speechkit.scoring import score_workspace
+
+    out = Path(out) if out else default_out(recipe, ws)
+    transcripts = out / "transcripts"
+    cache = StageCache(out / "cache")
+    cascade = cascade or Cascade(recipe)
+    prior: list[PriorMeeting] = []
+    results: dict[str, CascadeResult] = {}
+    started = time.perf_counter()
+    for meeting in tqdm(ws.meetings, desc=f"{recipe.name} {ws.name}", unit="meeting", disable=not progress):
+        context = build_context(ws, meeting, recipe.level, prior, recipe.context)
+        result = cascade.run(meeting.audio, context, cache, session_id=meeting.id)
+        write_json(out / "context" / f"{meeting.id}.json", {"level": recipe.level, "additions": context.log,
+                                                           "prompt": context.biasing.prompt,
+                                                           "hotwords": context.biasing.hotwords})
+        write_stm(transcripts / f"{meeting.id}.stm", [result.transcript])
+        write_rttm(transcripts / f"{meeting.id}.rttm", [result.transcript])
+        write_seglst(transcripts / f"{meeting.id}.json", [result.transcript])
+        results[meeting.id] = result
+        prior.append(PriorMeeting(meeting.id, result.transcript, result.speakers))
+    scores = score_workspace(ws, transcripts, out=out / "scores.json")
+    corrections = {mid: r.correction for mid, r in results.items() if r.correction}
+    write_json(out / "run.json", {
+        "recipe": recipe.as_dict(), "workspace": {"name": ws.name, "root": str(ws.root)},
+        "packages": package_versions(), "models": model_hashes(recipe),
+        "machine": {"platform": platform.platform(), "processor": platform.processor(),
+                    "python": platform.python_version()},
+        "timings": {"total_s": round(time.perf_counter() - started, 3),
+                    "meetings": {mid: {k: round(v, 3) for k, v in r.timings.items()} for mid, r in results.items()}},
+        "cache": {"hits": cache.hits, "misses": cache.misses},
+        "correction": corrections,
+    })
+    write_report(out, recipe, ws, scores, results)
+    return RunResult(out, scores, results)
+
+
+def model_hashes(recipe: Recipe) -> dict[str, str]:
+    """Content hashes of the model files a recipe resolves through the registry (where it can)."""
+    from speechkit.registry import model_hash
+    out = {}
+    for stage in ("vad", "asr"):
+        options = recipe.stage(stage) or {}
+        name = options.get("model")
+        if isinstance(name, str):
+            try:
+                out[name] = model_hash(name)
+            except Exception as exc:  # a hash is informative; never fail a run for it
+                out[name] = f"unavailable: {exc}"
+    return out

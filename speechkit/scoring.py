@@ -1,0 +1,335 @@
+"""Score hypotheses against references: a workspace with a run folder, or one reference/hypothesis pair.
+
+The result is the ``scores.json`` dict documented in docs/scores-schema.md: settings, an
+aggregate over meetings (micro ratios with bootstrap CIs), and per-meeting figures with details.
+A metric that a format cannot support, or whose denominator is 0, is not applicable: its value
+is null and the reason is recorded, never a zero.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from speechkit.errors import FormatError
+from speechkit.io import format_of, read_transcripts
+from speechkit.io.manifest import load_workspace
+from speechkit.metrics.bootstrap import PERCENTILES, RESAMPLES, SEED, Estimate, Ratio, bootstrap, micro
+from speechkit.metrics.cpwer import TCP_COLLAR, cpwer, tcpwer
+from speechkit.metrics.diarization import COLLAR, diarization_errors
+from speechkit.metrics.normalize import NORMALIZER_NAME
+from speechkit.metrics.speakers import SpeakerAttribution, attribute_speakers, speaker_consistency
+from speechkit.metrics.terms import term_recalls
+from speechkit.metrics.wer import word_error_rate
+from speechkit.transcript import Transcript
+from speechkit.workspace import Person, TermSet
+
+SCHEMA = "speechkit.scores/1"
+METRICS = ("wer", "number_recall", "term_recall", "speaker_consistency", "named_speaker_accuracy",
+           "der", "jer", "cpwer", "tcpwer")
+HYPOTHESIS_SUFFIXES = (".json", ".seglst.json")
+# What each format carries: words, speakers, speaker names.
+CAPABILITIES = {"seglst": (True, True, True), "stm": (True, True, False),
+                "rttm": (False, True, False), "ctm": (True, False, False)}
+EMPTY_REASONS = {  # why a metric is n/a for a meeting when its denominator is 0
+    "wer": "the reference has no words after normalisation",
+    "number_recall": "no number or date of the term set is spoken in this meeting",
+    "term_recall": "no technical term of the term set is spoken in this meeting",
+    "speaker_consistency": "no person of this meeting speaks in another scored meeting",
+    "named_speaker_accuracy": "the reference has no words",
+    "der": "the reference has no speech",
+    "jer": "the reference has no speech",
+    "cpwer": "the reference has no words after normalisation",
+    "tcpwer": "the reference has no words after normalisation",
+}
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """Scoring settings.
+
+    ``collar``: DER/JER collar in seconds on each side of a reference boundary.
+    ``tcp_collar``: tcpWER collar in seconds. ``resamples``/``seed``: the bootstrap over meetings
+    (0 resamples: no CI).
+    """
+
+    collar: float = COLLAR
+    tcp_collar: float = TCP_COLLAR
+    resamples: int = RESAMPLES
+    seed: int = SEED
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "normalizer": NORMALIZER_NAME,
+            "der_collar_s": self.collar,
+            "der_collar_note": f"{self.collar} s on each side of every reference boundary "
+                               f"(pyannote.metrics collar={2 * self.collar}, total width); skip_overlap false",
+            "tcpwer_collar_s": self.tcp_collar,
+            "bootstrap": {"resamples": self.resamples, "seed": self.seed, "unit": "meeting",
+                          "rng": "numpy.random.default_rng", "percentiles": list(PERCENTILES)},
+            "aggregation": "micro over meetings: sum of per-meeting numerators / sum of denominators "
+                           "(jer: mean of per-meeting JER)",
+        }
+
+
+@dataclass(frozen=True)
+class MeetingPair:
+    """One meeting to score.
+
+    ``reference`` holds the words with person ids as speakers (None if the meeting has no
+    reference transcript); ``turns`` the reference speaker turns for DER/JER; ``terms`` the
+    terms the manifest says were spoken (None: scan the reference); ``hypothesis_has_names``
+    is False for hypothesis formats without a speaker-name field.
+    """
+
+    id: str
+    hypothesis: Transcript
+    reference: Transcript | None
+    turns: Transcript | None
+    terms: TermSet | None = None
+    hypothesis_has_names: bool = True
+
+
+class _Meeting:
+    """Per-meeting ratios, n/a reasons and details while scoring."""
+
+    def __init__(self, pair: MeetingPair) -> None:
+        self.pair = pair
+        self.ratios: dict[str, Ratio] = {}
+        self.reasons: dict[str, str] = {}
+        self.details: dict[str, Any] = {}
+        self.attribution: SpeakerAttribution | None = None
+
+    def set(self, metric: str, ratio: Ratio) -> None:
+        self.ratios[metric] = ratio
+        if ratio.den == 0:
+            self.reasons[metric] = EMPTY_REASONS[metric]
+
+    def na(self, metrics: Sequence[str], reason: str) -> None:
+        for metric in metrics:
+            self.reasons[metric] = reason
+
+
+def _score_one(pair: MeetingPair, people: Mapping[str, Person], terms: TermSet | None,
+               options: ScoreOptions) -> _Meeting:
+    m = _Meeting(pair)
+    ref, hyp, turns = pair.reference, pair.hypothesis, pair.turns
+    word_metrics = ("wer", "number_recall", "term_recall", "speaker_consistency", "named_speaker_accuracy",
+                    "cpwer", "tcpwer")
+    if ref is None:
+        m.na(word_metrics, "the meeting has no reference transcript")
+    elif not ref.has_words:
+        m.na(word_metrics, "the reference format has no words (RTTM)")
+    elif not hyp.has_words:
+        m.na(word_metrics, "the hypothesis format has no words (RTTM)")
+    else:
+        wer = word_error_rate(ref.text, hyp.text)
+        m.set("wer", wer.ratio)
+        m.details["wer"] = wer.details()
+        if terms is None:
+            m.na(("number_recall", "term_recall"), "no term set: a single pair is scored without a workspace")
+        else:
+            numbers, jargon = term_recalls(ref.text, hyp.text, terms, pair.terms)
+            m.set("number_recall", numbers.ratio)
+            m.set("term_recall", jargon.ratio)
+            m.details["number_recall"], m.details["term_recall"] = numbers.details(), jargon.details()
+        speakers_missing = ("the reference format has no speakers (CTM)" if not ref.has_speakers else
+                            "the hypothesis format has no speakers (CTM)" if not hyp.has_speakers else None)
+        if speakers_missing:
+            m.na(("speaker_consistency", "named_speaker_accuracy", "cpwer", "tcpwer"), speakers_missing)
+        else:
+            if pair.hypothesis_has_names:
+                m.attribution = attribute_speakers(pair.id, ref, hyp, people)
+                m.set("named_speaker_accuracy", m.attribution.accuracy)
+                m.details["speakers"] = m.attribution.details()
+            else:
+                m.na(("speaker_consistency", "named_speaker_accuracy"),
+                     "the hypothesis format has no speaker names (only SegLST carries speaker_name)")
+            for metric, fn, kwargs in (("cpwer", cpwer, {}), ("tcpwer", tcpwer, {"collar": options.tcp_collar})):
+                result = fn(ref, hyp, **kwargs)
+                m.set(metric, result.ratio)
+                m.details[metric] = result.details()
+    if turns is None:
+        m.na(("der", "jer"), "the meeting has no reference speaker turns")
+    elif not turns.has_speakers:
+        m.na(("der", "jer"), "the reference format has no speakers (CTM)")
+    elif not hyp.has_speakers:
+        m.na(("der", "jer"), "the hypothesis format has no speakers (CTM)")
+    else:
+        d = diarization_errors(turns, hyp, options.collar)
+        m.set("der", d.der)
+        m.set("jer", d.jer_ratio)
+        m.details["diarization"] = d.details()
+    return m
+
+
+def score_meetings(pairs: Sequence[MeetingPair], people: Mapping[str, Person], terms: TermSet | None,
+                   options: ScoreOptions = ScoreOptions(), source: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Score ``pairs`` and build the scores.json dict.
+
+    ``people`` maps each reference speaker id to its person (named-speaker accuracy);
+    ``terms`` is the workspace term set (None: number/term recall not applicable).
+    """
+    from tqdm import tqdm
+
+    scored = [_score_one(p, people, terms, options)
+              for p in tqdm(pairs, desc="scoring", unit="meeting", disable=None)]
+    named = [m for m in scored if m.attribution is not None]
+    consistency = speaker_consistency({m.pair.id: m.attribution.names for m in named})
+    for m in named:
+        m.set("speaker_consistency", consistency[m.pair.id])
+        m.details["speakers"]["consistency"] = {"same_name_pairs": consistency[m.pair.id].num,
+                                                "pairs": consistency[m.pair.id].den}
+
+    aggregate, totals, not_applicable = {}, {}, {}
+    for metric in METRICS:
+        ratios = [m.ratios[metric] for m in scored if metric in m.ratios]
+        total = micro(ratios)
+        totals[metric] = {"numerator": total.num, "denominator": total.den, "meetings": len(ratios)}
+        if total.value is None:
+            reasons = sorted({m.reasons[metric] for m in scored if metric in m.reasons})
+            not_applicable[metric] = "; ".join(reasons) or "no meetings"
+        aggregate[metric] = bootstrap(ratios, options.resamples, options.seed).as_dict()
+
+    meetings = {}
+    for m in scored:
+        entry: dict[str, Any] = {metric: Estimate(m.ratios[metric].value if metric in m.ratios else None).as_dict()
+                                 for metric in METRICS}
+        entry["details"] = {**m.details, "not_applicable": dict(m.reasons)}
+        meetings[m.pair.id] = entry
+    return {"schema": SCHEMA, "source": source or {}, "settings": options.settings(), "aggregate": aggregate,
+            "totals": totals, "not_applicable": not_applicable, "meetings": meetings}
+
+
+def _empty(session: str, fmt: str) -> Transcript:
+    has_words, has_speakers, _ = CAPABILITIES[fmt]
+    return Transcript(session, [], has_words=has_words, has_speakers=has_speakers)
+
+
+def _pick(path: Path, session: str, strict: bool = False) -> Transcript:
+    """The transcript of ``session`` in ``path``; a file holding one session (or none) fits any id
+    unless ``strict``."""
+    fmt = format_of(path)
+    transcripts = read_transcripts(path, fmt)
+    if session in transcripts:
+        return transcripts[session]
+    if not strict and len(transcripts) == 1:
+        return next(iter(transcripts.values()))
+    if not strict and not transcripts:
+        return _empty(session, fmt)
+    found = ", ".join(sorted(transcripts)) or "none"
+    raise FormatError(path, f"no session {session!r} in the file (sessions found: {found})")
+
+
+def _has_word_times(transcript: Transcript) -> bool:
+    words = [w for s in transcript.segments for w in s.words]
+    return bool(words) and all(w.start is not None and w.end is not None for w in words)
+
+
+def hypothesis_path(run_dir: Path, meeting_id: str) -> Path:
+    """The hypothesis file of a meeting in a run folder (``<id>.json`` or ``<id>.seglst.json``)."""
+    candidates = [run_dir / f"{meeting_id}{suffix}" for suffix in HYPOTHESIS_SUFFIXES]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise FormatError(candidates[0], f"no hypothesis for meeting {meeting_id!r}: expected the SegLST file "
+                                     f"{candidates[0]} (or {candidates[1].name})")
+
+
+def score_workspace(workspace: str | Path, run_dir: str | Path, options: ScoreOptions = ScoreOptions()) -> dict[str, Any]:
+    """Score a run folder (one SegLST hypothesis per meeting) against a workspace's references."""
+    ws = load_workspace(workspace)
+    run = Path(run_dir)
+    if not run.is_dir():
+        raise FormatError(run, "run folder not found")
+    people = {p.id: p for p in ws.people}
+    pairs = []
+    for meeting in ws.meetings:
+        hyp = _pick(hypothesis_path(run, meeting.id), meeting.id)
+        ref = _pick(meeting.reference, meeting.id) if meeting.reference else None
+        if ref is not None:
+            for speaker in ref.speakers:
+                if speaker not in people:
+                    raise FormatError(meeting.reference, f"speaker {speaker!r} is not a person id of the workspace "
+                                                         f"(known: {', '.join(people)})")
+        if meeting.rttm is not None and (ref is None or not _has_word_times(ref)):
+            turns = _pick(meeting.rttm, meeting.id)
+        else:
+            turns = ref
+        pairs.append(MeetingPair(meeting.id, hyp, ref, turns, meeting.terms))
+    source = {"workspace": str(ws.root), "run": str(run.resolve())}
+    return score_meetings(pairs, people, ws.terms, options, source)
+
+
+def score_files(reference: str | Path, hypothesis: str | Path, session: str | None = None,
+                options: ScoreOptions = ScoreOptions()) -> dict[str, Any]:
+    """Score a hypothesis file against a reference file, in any supported formats.
+
+    With ``session``, only that session is scored. Otherwise a file pair holding one session
+    each is paired whatever the ids; files with several sessions are paired by session id.
+    The reference speaker labels stand for the people (a label ``Diane_Smith`` is the person
+    "Diane Smith"); there is no term set, so number and term recall are not applicable.
+    """
+    ref_path, hyp_path = Path(reference), Path(hypothesis)
+    refs = read_transcripts(ref_path)
+    hyp_fmt = format_of(hyp_path)
+    if session is not None:
+        ids = [session]
+        refs = {session: _pick(ref_path, session, strict=True)}
+    else:
+        ids = list(refs)
+        if not ids:
+            raise FormatError(ref_path, "the reference holds no segments")
+    hyps = read_transcripts(hyp_path, hyp_fmt)
+    single = len(ids) == 1 and len(hyps) <= 1
+    if not single:
+        extra = sorted(set(hyps) - set(ids))
+        if extra and session is None:
+            raise FormatError(hyp_path, f"sessions not in the reference {ref_path}: {', '.join(extra)}")
+    pairs = []
+    for sid in ids:
+        if single:
+            hyp = next(iter(hyps.values())) if hyps else _empty(sid, hyp_fmt)
+        elif sid in hyps:
+            hyp = hyps[sid]
+        else:
+            raise FormatError(hyp_path, f"no hypothesis for session {sid!r} of the reference {ref_path}")
+        ref = refs[sid]
+        pairs.append(MeetingPair(sid, hyp, ref, ref, None, hypothesis_has_names=CAPABILITIES[hyp_fmt][2]))
+    people = {label: Person(id=label, name=label.replace("_", " "))
+              for ref in refs.values() for label in ref.speakers}
+    source = {"reference": str(ref_path.resolve()), "hypothesis": str(hyp_path.resolve())}
+    return score_meetings(pairs, people, None, options, source)
+
+
+COLUMNS = {"wer": "WER", "number_recall": "NumRecall", "term_recall": "TermRecall",
+           "speaker_consistency": "SpkConsist", "named_speaker_accuracy": "NamedAcc",
+           "der": "DER", "jer": "JER", "cpwer": "cpWER", "tcpwer": "tcpWER"}
+
+
+def _cell(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def format_table(scores: Mapping[str, Any]) -> str:
+    """A readable table of ``scores``: one row per meeting, the aggregate and its 95% CI."""
+    agg = scores["aggregate"]
+    rows = [[mid] + [_cell(entry[k]["value"]) for k in METRICS] for mid, entry in scores["meetings"].items()]
+    footer = [["aggregate"] + [_cell(agg[k]["value"]) for k in METRICS],
+              ["95% CI"] + ["n/a" if agg[k]["ci_low"] is None else f"{agg[k]['ci_low']:.3f}-{agg[k]['ci_high']:.3f}"
+                           for k in METRICS]]
+    header = ["meeting"] + [COLUMNS[k] for k in METRICS]
+    widths = [max(len(r[i]) for r in [header, *rows, *footer]) for i in range(len(header))]
+
+    def line(row: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+
+    rule = "-" * len(line(header))
+    s = scores["settings"]
+    out = [line(header), rule, *map(line, rows), rule, *map(line, footer), "",
+           f"DER/JER collar {s['der_collar_s']:g} s on each side of reference boundaries, overlap scored; "
+           f"tcpWER collar {s['tcpwer_collar_s']:g} s.",
+           f"Aggregate: micro over {len(rows)} meeting(s); 95% CI from {s['bootstrap']['resamples']} bootstrap "
+           f"resamples of meetings (seed {s['bootstrap']['seed']})."]
+    out += [f"n/a {COLUMNS[k]}: {reason}" for k, reason in scores["not_applicable"].items()]
+    return "\n".join(out)
