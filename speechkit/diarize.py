@@ -227,6 +227,13 @@ class Diarizer:
         return sorted(turns, key=lambda t: (t.start, t.end, t.speaker))
 
 
+def _in_hf_cache(repo_id: str, filename: str) -> bool:
+    """True if ``filename`` of hub repository ``repo_id`` is in the local Hugging Face cache."""
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(repo_id, filename), str)
+
+
 def _runs(frame_labels: np.ndarray) -> list[Segment]:
     """Turns for the runs of equal, non-negative labels in a frame sequence."""
     turns = []
@@ -244,8 +251,8 @@ class PyannoteDiarizer:
     """pyannote.audio's speaker-diarization pipeline.
 
     ``source`` is a local folder holding the pipeline (``config.yaml`` and the models it refers
-    to) or a hub id, used only when already in the Hugging Face cache or when ``token`` is given
-    and the hub is reachable. ``speech`` regions are not used: the pipeline finds speech itself.
+    to) or a hub id; a hub id without a ``token`` is used only when it is already in the
+    Hugging Face cache (the pipelines are gated: downloading needs a token). ``speech`` regions are not used: the pipeline finds speech itself.
     """
 
     source: str | Path = PYANNOTE_HUB_ID
@@ -276,6 +283,9 @@ class PyannoteDiarizer:
             raise ModelNotAvailableError(f"{self.source}: no such pyannote pipeline folder; {how_to}")
         else:
             source = str(self.source)
+            if self.token is None and not _in_hf_cache(source, "config.yaml"):
+                raise ModelNotAvailableError(f"pyannote pipeline {source!r} is not in the local "
+                                             f"Hugging Face cache; {how_to}")
         try:
             pipeline = Pipeline.from_pretrained(source, token=self.token)
         except Exception as e:  # hub, cache and gated-model failures come in many types

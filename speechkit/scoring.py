@@ -110,53 +110,60 @@ class _Meeting:
             self.reasons[metric] = reason
 
 
+def _missing(pair: MeetingPair, terms: TermSet | None, needs: str) -> str | None:
+    """Why ``pair`` lacks an input a metric needs (letters of ``needs``), or None.
+
+    r: reference words, s: reference speakers, h: hypothesis words, k: hypothesis speakers,
+    n: hypothesis speaker names, t: a term set, d: reference speaker turns.
+    """
+    ref, hyp, turns = pair.reference, pair.hypothesis, pair.turns
+    checks = {
+        "r": (ref is not None, "the meeting has no reference transcript"),
+        "R": (ref is None or ref.has_words, "the reference format has no words (RTTM)"),
+        "s": (ref is None or ref.has_speakers, "the reference format has no speakers (CTM)"),
+        "d": (turns is not None and turns.has_speakers, "the meeting has no reference speaker turns"),
+        "h": (hyp.has_words, "the hypothesis format has no words (RTTM)"),
+        "k": (hyp.has_speakers, "the hypothesis format has no speakers (CTM)"),
+        "n": (pair.hypothesis_has_names, "the hypothesis format has no speaker names (only SegLST has speaker_name)"),
+        "t": (terms is not None, "no term set: a single pair is scored without a workspace"),
+    }
+    for letter in needs:
+        for key in (letter, "R") if letter == "r" else (letter,):
+            ok, reason = checks[key]
+            if not ok:
+                return reason
+    return None
+
+
 def _score_one(pair: MeetingPair, people: Mapping[str, Person], terms: TermSet | None,
                options: ScoreOptions) -> _Meeting:
     m = _Meeting(pair)
-    ref, hyp, turns = pair.reference, pair.hypothesis, pair.turns
-    word_metrics = ("wer", "number_recall", "term_recall", "speaker_consistency", "named_speaker_accuracy",
-                    "cpwer", "tcpwer")
-    if ref is None:
-        m.na(word_metrics, "the meeting has no reference transcript")
-    elif not ref.has_words:
-        m.na(word_metrics, "the reference format has no words (RTTM)")
-    elif not hyp.has_words:
-        m.na(word_metrics, "the hypothesis format has no words (RTTM)")
-    else:
+    ref, hyp = pair.reference, pair.hypothesis
+    needs = {"wer": "rh", "number_recall": "rht", "term_recall": "rht", "speaker_consistency": "rskn",
+             "named_speaker_accuracy": "rskn", "cpwer": "rshk", "tcpwer": "rshk", "der": "dk", "jer": "dk"}
+    for metric, letters in needs.items():
+        reason = _missing(pair, terms, letters)
+        if reason:
+            m.reasons[metric] = reason
+    if "wer" not in m.reasons:
         wer = word_error_rate(ref.text, hyp.text)
         m.set("wer", wer.ratio)
         m.details["wer"] = wer.details()
-        if terms is None:
-            m.na(("number_recall", "term_recall"), "no term set: a single pair is scored without a workspace")
-        else:
-            numbers, jargon = term_recalls(ref.text, hyp.text, terms, pair.terms)
-            m.set("number_recall", numbers.ratio)
-            m.set("term_recall", jargon.ratio)
-            m.details["number_recall"], m.details["term_recall"] = numbers.details(), jargon.details()
-        speakers_missing = ("the reference format has no speakers (CTM)" if not ref.has_speakers else
-                            "the hypothesis format has no speakers (CTM)" if not hyp.has_speakers else None)
-        if speakers_missing:
-            m.na(("speaker_consistency", "named_speaker_accuracy", "cpwer", "tcpwer"), speakers_missing)
-        else:
-            if pair.hypothesis_has_names:
-                m.attribution = attribute_speakers(pair.id, ref, hyp, people)
-                m.set("named_speaker_accuracy", m.attribution.accuracy)
-                m.details["speakers"] = m.attribution.details()
-            else:
-                m.na(("speaker_consistency", "named_speaker_accuracy"),
-                     "the hypothesis format has no speaker names (only SegLST carries speaker_name)")
-            for metric, fn, kwargs in (("cpwer", cpwer, {}), ("tcpwer", tcpwer, {"collar": options.tcp_collar})):
-                result = fn(ref, hyp, **kwargs)
-                m.set(metric, result.ratio)
-                m.details[metric] = result.details()
-    if turns is None:
-        m.na(("der", "jer"), "the meeting has no reference speaker turns")
-    elif not turns.has_speakers:
-        m.na(("der", "jer"), "the reference format has no speakers (CTM)")
-    elif not hyp.has_speakers:
-        m.na(("der", "jer"), "the hypothesis format has no speakers (CTM)")
-    else:
-        d = diarization_errors(turns, hyp, options.collar)
+    if "term_recall" not in m.reasons:
+        numbers, jargon = term_recalls(ref.text, hyp.text, terms, pair.terms)
+        m.set("number_recall", numbers.ratio)
+        m.set("term_recall", jargon.ratio)
+        m.details["number_recall"], m.details["term_recall"] = numbers.details(), jargon.details()
+    if "named_speaker_accuracy" not in m.reasons:
+        m.attribution = attribute_speakers(pair.id, ref, hyp, people)
+        m.set("named_speaker_accuracy", m.attribution.accuracy)
+        m.details["speakers"] = m.attribution.details()
+    if "cpwer" not in m.reasons:
+        for metric, result in (("cpwer", cpwer(ref, hyp)), ("tcpwer", tcpwer(ref, hyp, options.tcp_collar))):
+            m.set(metric, result.ratio)
+            m.details[metric] = result.details()
+    if "der" not in m.reasons:
+        d = diarization_errors(pair.turns, hyp, options.collar)
         m.set("der", d.der)
         m.set("jer", d.jer_ratio)
         m.details["diarization"] = d.details()

@@ -258,3 +258,30 @@ def similarity(span: list[str] | tuple[str, ...], canonical: str,
         if ratio > best.score:
             best = Match(ratio, ratio, ratio, canonical.lower())
     return best
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A vocabulary entry: its canonical written form, kind ("term" or "name") and spoken forms."""
+
+    canonical: str
+    kind: str
+    forms: tuple[Form, ...]
+
+    @classmethod
+    def of(cls, canonical: str, kind: str) -> "Entry":
+        return cls(canonical, kind, tuple(Form.of(f) for f in spoken_forms(canonical)))
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        """The canonical form as normalised words ("Priya Sharma" -> ("priya", "sharma"))."""
+        return tuple(normalize_word(w) for w in self.canonical.split())
+
+    @property
+    def short(self) -> bool:
+        """True for entries of at most four letters/digits, which need a closer match."""
+        return len(compact(self.canonical)) <= 4
+
+    def match(self, span: list[str] | tuple[str, ...]) -> Match:
+        """How close the normalised recognised words ``span`` are to this entry."""
+        return similarity(span, self.canonical, self.forms)

@@ -1,0 +1,99 @@
+"""``speechkit score``: score a run folder against a workspace, or one hypothesis file against a reference."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from speechkit.errors import SpeechkitError
+
+EPILOG = """\
+modes:
+  speechkit score --workspace WS --run RUN_DIR [--out scores.json]
+      RUN_DIR holds one SegLST file per meeting, <meeting_id>.json (or <meeting_id>.seglst.json).
+      References come from the workspace manifest; scores.json goes to RUN_DIR/scores.json
+      unless --out says otherwise.
+  speechkit score --ref FILE --hyp FILE [--session ID] [--out scores.json]
+      Any supported format (.stm, .rttm, .ctm, .json SegLST). Metrics that need what a format
+      lacks (RTTM: words; CTM: speakers; STM/RTTM/CTM hypotheses: speaker names) are reported
+      as n/a. Writes scores.json only with --out.
+
+metrics (docs/scores-schema.md): WER, number recall, technical-term recall, cross-meeting
+speaker-identity consistency, named-speaker accuracy, DER, JER, cpWER, tcpWER; aggregates are
+micro over meetings with 95% bootstrap CIs over meetings.
+"""
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from speechkit.metrics.bootstrap import RESAMPLES, SEED
+    from speechkit.metrics.cpwer import TCP_COLLAR
+    from speechkit.metrics.diarization import COLLAR
+
+    p = subparsers.add_parser(
+        "score", help="score hypotheses against references; print a table and write scores.json",
+        description="Score transcripts: per meeting and aggregated over meetings with 95% bootstrap CIs.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ws = p.add_argument_group("workspace mode")
+    ws.add_argument("--workspace", metavar="WS", type=Path,
+                    help="workspace folder (or its workspace.yaml) holding the references")
+    ws.add_argument("--run", metavar="RUN_DIR", type=Path,
+                    help="folder of hypotheses, one SegLST file <meeting_id>.json per meeting")
+    pair = p.add_argument_group("single pair mode")
+    pair.add_argument("--ref", metavar="FILE", type=Path, help="reference transcript (.stm, .rttm, .ctm, .json)")
+    pair.add_argument("--hyp", metavar="FILE", type=Path, help="hypothesis transcript (.stm, .rttm, .ctm, .json)")
+    pair.add_argument("--session", metavar="ID",
+                      help="score only this session id of the files (default: every reference session)")
+    p.add_argument("--out", metavar="FILE", type=Path,
+                   help="where to write scores.json (default: RUN_DIR/scores.json in workspace mode; "
+                        "not written in single pair mode unless given)")
+    p.add_argument("--collar", metavar="S", type=_non_negative_float, default=COLLAR,
+                   help=f"DER/JER collar in seconds on EACH side of reference boundaries (default {COLLAR})")
+    p.add_argument("--tcp-collar", metavar="S", type=_non_negative_float, default=TCP_COLLAR,
+                   help=f"tcpWER collar in seconds (default {TCP_COLLAR:g})")
+    p.add_argument("--seed", metavar="N", type=int, default=SEED,
+                   help=f"seed of the bootstrap resampling (default {SEED})")
+    p.add_argument("--resamples", metavar="N", type=_non_negative_int, default=RESAMPLES,
+                   help=f"bootstrap resamples over meetings (default {RESAMPLES}; 0: no CI)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score, print the table to stdout and write scores.json."""
+    from speechkit.io.atomic import write_json
+    from speechkit.scoring import ScoreOptions, format_table, score_files, score_workspace
+
+    options = ScoreOptions(collar=args.collar, tcp_collar=args.tcp_collar, resamples=args.resamples, seed=args.seed)
+    workspace_mode = args.workspace is not None or args.run is not None
+    pair_mode = args.ref is not None or args.hyp is not None
+    if workspace_mode == pair_mode:
+        raise SpeechkitError("give either --workspace and --run, or --ref and --hyp")
+    if workspace_mode:
+        if args.workspace is None or args.run is None:
+            raise SpeechkitError("workspace mode needs both --workspace and --run")
+        if args.session is not None:
+            raise SpeechkitError("--session applies to --ref/--hyp only")
+        scores = score_workspace(args.workspace, args.run, options)
+        out = args.out or args.run / "scores.json"
+    else:
+        if args.ref is None or args.hyp is None:
+            raise SpeechkitError("single pair mode needs both --ref and --hyp")
+        scores = score_files(args.ref, args.hyp, args.session, options)
+        out = args.out
+    print(format_table(scores))
+    if out is not None:
+        write_json(out, scores)
+        print(f"\nwrote {out}")
+    return 0

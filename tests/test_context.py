@@ -1,0 +1,87 @@
+"""The context builder: what each level adds, budgets, and no leak of references or scorer terms."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+from speechkit.context import PriorMeeting, artifact_terms, build_context, rare_words
+from speechkit.io.manifest import load_workspace
+from speechkit.recipe import ContextBudget
+from speechkit.transcript import Segment, Transcript
+
+
+@pytest.fixture()
+def ws(tmp_path):
+    (tmp_path / "a.wav").write_bytes(b"RIFF")
+    (tmp_path / "ref.json").write_text('[{"session_id": "m2", "speaker": "p1", "start_time": 0, "end_time": 1,'
+                                       ' "words": "zebrafishlike quokkanator"}]')
+    (tmp_path / "agenda.md").write_text("# Agenda\n- migrate pacs.008 to camt.054\n- P99 under 250ms\n")
+    (tmp_path / "email.md").write_text("Hi Dan, the FooBar v2.3.1 rollout is on 2026-03-05.\n")
+    (tmp_path / "late.md").write_text("Post-mortem of the Zyxwvut7 outage.\n")
+    manifest = {
+        "name": "ctx",
+        "people": [{"id": "p1", "name": "Priya Raman", "nicknames": ["Pri"], "enrollment": "a.wav"},
+                   {"id": "p2", "name": "Daniel Okafor", "nicknames": ["Dan"]}],
+        "terms": {"numbers": ["4242"], "jargon": ["pacs.008", "Kafka"]},
+        "meetings": [{"id": "m1", "date": "2026-03-02", "audio": "a.wav", "title": "Stand-up"},
+                     {"id": "m2", "date": "2026-03-04", "audio": "a.wav", "reference": "ref.json",
+                      "attendees": ["p1", "p2"], "terms": {"jargon": ["quokkanator"]}}],
+        "artifacts": [{"id": "ag", "kind": "agenda", "path": "agenda.md", "meeting": "m2"},
+                      {"id": "em", "kind": "email", "path": "email.md", "date": "2026-03-03"},
+                      {"id": "late", "kind": "document", "path": "late.md", "date": "2026-03-09"}],
+    }
+    (tmp_path / "workspace.yaml").write_text(yaml.safe_dump(manifest))
+    return load_workspace(tmp_path)
+
+
+def _prior() -> list[PriorMeeting]:
+    text = "the grafana dashboard and grafana alerts feed the terraform scraper terraform"
+    seg = Segment(0.0, 5.0, "SPEAKER_00", text, speaker_name="Speaker 1")
+    return [PriorMeeting("m1", Transcript("m1", [seg]), {"Speaker 1": [1.0, 0.0], "Speaker 2": [0.0, 2.0]})]
+
+
+def test_level1_adds_nothing(ws):
+    ctx = build_context(ws, ws.meetings[1], 1, _prior(), ContextBudget())
+    assert not ctx.biasing and not ctx.enrollments and not ctx.prior_speakers and not ctx.terms
+
+
+def test_level2_uses_own_prior_outputs_only(ws):
+    ctx = build_context(ws, ws.meetings[1], 2, _prior(), ContextBudget())
+    assert set(ctx.biasing.hotwords) == {"grafana", "terraform"}  # frequent and rare; "dashboard" is common
+    assert np.allclose(ctx.prior_speakers["Speaker 2"], [0.0, 1.0])  # normalised centroid
+    assert not ctx.enrollments and not ctx.names and ctx.biasing.prompt is None
+
+
+def test_level3_adds_roster_enrollments_jargon_and_dated_artifacts(ws):
+    ctx = build_context(ws, ws.meetings[1], 3, _prior(), ContextBudget())
+    assert list(ctx.enrollments) == ["Priya Raman"]
+    assert ctx.names == {"Priya Raman": ["Pri"], "Daniel Okafor": ["Dan"]}
+    for term in ("pacs.008", "camt.054", "P99", "FooBar", "v2.3.1", "grafana"):
+        assert term in ctx.terms, term
+    assert "Zyxwvut7" not in ctx.terms  # document dated after the meeting
+    assert "Priya Raman" in ctx.biasing.prompt and "pacs.008" in ctx.biasing.prompt
+    assert "Dan" in ctx.biasing.hotwords
+    assert "migrate pacs.008" in ctx.lm_text
+
+
+def test_context_never_reads_references_or_scorer_terms(ws):
+    ctx = build_context(ws, ws.meetings[1], 3, [], ContextBudget())
+    everything = " ".join([ctx.biasing.prompt or "", *ctx.biasing.hotwords, *ctx.terms, ctx.lm_text])
+    assert "quokkanator" not in everything and "zebrafishlike" not in everything
+    assert "4242" not in everything  # the number term set is the scorer's, not context
+
+
+def test_budgets_are_respected_and_logged(ws):
+    budget = ContextBudget(prompt_tokens=13, hotwords=3, prior_terms=1)
+    ctx = build_context(ws, ws.meetings[1], 3, _prior(), budget)
+    assert len(ctx.biasing.hotwords) == 3
+    assert len(ctx.biasing.prompt.split()) <= 10
+    sources = {entry["source"]: entry for entry in ctx.log}
+    assert sources["hot words"] == {"source": "hot words", "items": 3, "budget": 3}
+    assert sources["prior rare words"]["items"] == 1
+
+
+def test_rare_words_and_artifact_terms():
+    assert rare_words(["kubernetes kubernetes the the the table"], 5, 3.0) == ["kubernetes"]
+    assert artifact_terms("Ship pacs.008 and P99 at 12% by Q3 with the team", 3.0) == ["pacs.008", "P99", "12%", "Q3"]
