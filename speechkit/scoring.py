@@ -105,44 +105,48 @@ class _Meeting:
         if ratio.den == 0:
             self.reasons[metric] = EMPTY_REASONS[metric]
 
-    def na(self, metrics: Sequence[str], reason: str) -> None:
-        for metric in metrics:
-            self.reasons[metric] = reason
+
+# The inputs each metric needs (checked in this order; the first one missing is the n/a reason).
+NEEDS = {
+    "wer": ("reference", "reference words", "hypothesis words"),
+    "number_recall": ("reference", "reference words", "hypothesis words", "term set"),
+    "term_recall": ("reference", "reference words", "hypothesis words", "term set"),
+    "speaker_consistency": ("reference", "reference words", "reference speakers", "hypothesis speakers",
+                            "hypothesis names"),
+    "named_speaker_accuracy": ("reference", "reference words", "reference speakers", "hypothesis speakers",
+                               "hypothesis names"),
+    "cpwer": ("reference", "reference words", "reference speakers", "hypothesis words", "hypothesis speakers"),
+    "tcpwer": ("reference", "reference words", "reference speakers", "hypothesis words", "hypothesis speakers"),
+    "der": ("turns", "turn speakers", "hypothesis speakers"),
+    "jer": ("turns", "turn speakers", "hypothesis speakers"),
+}
 
 
-def _missing(pair: MeetingPair, terms: TermSet | None, needs: str) -> str | None:
-    """Why ``pair`` lacks an input a metric needs (letters of ``needs``), or None.
-
-    r: reference words, s: reference speakers, h: hypothesis words, k: hypothesis speakers,
-    n: hypothesis speaker names, t: a term set, d: reference speaker turns.
-    """
+def _missing_inputs(pair: MeetingPair, terms: TermSet | None) -> dict[str, str]:
+    """For each input of :data:`NEEDS` that ``pair`` lacks, why."""
     ref, hyp, turns = pair.reference, pair.hypothesis, pair.turns
     checks = {
-        "r": (ref is not None, "the meeting has no reference transcript"),
-        "R": (ref is None or ref.has_words, "the reference format has no words (RTTM)"),
-        "s": (ref is None or ref.has_speakers, "the reference format has no speakers (CTM)"),
-        "d": (turns is not None and turns.has_speakers, "the meeting has no reference speaker turns"),
-        "h": (hyp.has_words, "the hypothesis format has no words (RTTM)"),
-        "k": (hyp.has_speakers, "the hypothesis format has no speakers (CTM)"),
-        "n": (pair.hypothesis_has_names, "the hypothesis format has no speaker names (only SegLST has speaker_name)"),
-        "t": (terms is not None, "no term set: a single pair is scored without a workspace"),
+        "reference": (ref is not None, "the meeting has no reference transcript"),
+        "reference words": (ref is None or ref.has_words, "the reference format has no words (RTTM)"),
+        "reference speakers": (ref is None or ref.has_speakers, "the reference format has no speakers (CTM)"),
+        "turns": (turns is not None, "the meeting has no reference speaker turns"),
+        "turn speakers": (turns is None or turns.has_speakers, "the reference format has no speakers (CTM)"),
+        "hypothesis words": (hyp.has_words, "the hypothesis format has no words (RTTM)"),
+        "hypothesis speakers": (hyp.has_speakers, "the hypothesis format has no speakers (CTM)"),
+        "hypothesis names": (pair.hypothesis_has_names,
+                             "the hypothesis format has no speaker names (only SegLST has speaker_name)"),
+        "term set": (terms is not None, "no term set: a single pair is scored without a workspace"),
     }
-    for letter in needs:
-        for key in (letter, "R") if letter == "r" else (letter,):
-            ok, reason = checks[key]
-            if not ok:
-                return reason
-    return None
+    return {name: reason for name, (ok, reason) in checks.items() if not ok}
 
 
 def _score_one(pair: MeetingPair, people: Mapping[str, Person], terms: TermSet | None,
                options: ScoreOptions) -> _Meeting:
     m = _Meeting(pair)
     ref, hyp = pair.reference, pair.hypothesis
-    needs = {"wer": "rh", "number_recall": "rht", "term_recall": "rht", "speaker_consistency": "rskn",
-             "named_speaker_accuracy": "rskn", "cpwer": "rshk", "tcpwer": "rshk", "der": "dk", "jer": "dk"}
-    for metric, letters in needs.items():
-        reason = _missing(pair, terms, letters)
+    missing = _missing_inputs(pair, terms)
+    for metric, inputs in NEEDS.items():
+        reason = next((missing[i] for i in inputs if i in missing), None)
         if reason:
             m.reasons[metric] = reason
     if "wer" not in m.reasons:
