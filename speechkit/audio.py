@@ -193,7 +193,7 @@ def _probe(path: Path) -> dict:
     streams = json.loads(result.stdout or "{}").get("streams", []) if result.returncode == 0 else []
     stream = streams[0] if streams else {}
     if not int(stream.get("sample_rate") or 0) or not int(stream.get("channels") or 0):
-        why = _last_line(result.stderr) or "no decodable audio stream found"
+        why = _last_line(result.stderr, path) or "no decodable audio stream found"
         raise AudioError(path, f"cannot decode: {why}")
     duration = stream.get("duration") or json.loads(result.stdout).get("format", {}).get("duration")
     return {"sample_rate": int(stream["sample_rate"]), "channels": int(stream["channels"]),
@@ -207,13 +207,15 @@ def _ffmpeg_blocks(path: Path) -> tuple[int, int, Iterator[np.ndarray]]:
            "-f", "f32le", "-acodec", "pcm_f32le", "-"]
 
     def blocks() -> Iterator[np.ndarray]:
+        frames = 0
         with tempfile.TemporaryFile() as errors:
             process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errors)
             try:
                 nbytes = int(_BLOCK_S * rate) * channels * 4
                 while data := process.stdout.read(nbytes):
-                    usable = len(data) - len(data) % (channels * 4)
-                    yield np.frombuffer(data[:usable], dtype="<f4").reshape(-1, channels)
+                    block = np.frombuffer(data[:len(data) - len(data) % (channels * 4)], dtype="<f4")
+                    frames += len(block) // channels
+                    yield block.reshape(-1, channels)
                 code = process.wait()
             finally:
                 if process.poll() is None:
@@ -221,13 +223,21 @@ def _ffmpeg_blocks(path: Path) -> tuple[int, int, Iterator[np.ndarray]]:
                     process.wait()
                 process.stdout.close()
             errors.seek(0)
-            message = errors.read().decode("utf-8", "replace")
-        if code != 0 or message.strip():
-            raise AudioError(path, f"corrupt or truncated audio data: {_last_line(message) or f'ffmpeg exit {code}'}")
+            message = _last_line(errors.read().decode("utf-8", "replace"), path)
+        if code != 0 or message:
+            raise AudioError(path, f"corrupt or truncated audio data: {message or f'ffmpeg exit {code}'}")
+        declared = info["duration"]
+        if declared and frames / rate < declared - max(0.5, 0.02 * declared):
+            raise AudioError(path, f"truncated: the header declares {declared:.2f} s but only "
+                                   f"{frames / rate:.2f} s could be decoded")
 
     return rate, channels, blocks()
 
 
-def _last_line(text: str) -> str:
+def _last_line(text: str, path: Path) -> str:
+    """The last message of ffmpeg's stderr without its ``[decoder @ 0x...]`` or file-name prefix."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+    if not lines:
+        return ""
+    line = re.sub(r"^\[[^]]*@ 0x[0-9a-f]+\]\s*", "", lines[-1])
+    return line.removeprefix(f"{path}: ")

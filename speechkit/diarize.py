@@ -90,8 +90,9 @@ class Diarizer:
       ``min_speakers`` / ``max_speakers`` bound the estimate.
     - ``min_window_s``: windows shorter than this (short speech regions) do not shape the
       clusters; they are labelled with the nearest centroid.
-    - ``min_cluster_size``: with the number of speakers estimated, a cluster of fewer windows
-      does not count as a speaker; its windows go to the nearest remaining centroid.
+    - ``min_cluster_s``: with the number of speakers estimated, a cluster covering less speech
+      than this (windows x ``step_s``) does not count as a speaker; its windows go to the
+      nearest remaining centroid.
     - ``smoothing``: width in windows of the majority filter over each speech region's labels
       (1 turns it off).
     - ``overlap_margin``: see the module docstring; None turns overlap output off.
@@ -106,7 +107,7 @@ class Diarizer:
     min_speakers: int = 1
     max_speakers: int = 8
     min_window_s: float = 0.5
-    min_cluster_size: int = 3
+    min_cluster_s: float = 2.0
     smoothing: int = 3
     overlap_margin: float | None = None
     keep_embeddings: bool = False
@@ -166,8 +167,8 @@ class Diarizer:
         if k is None:
             fit = AgglomerativeClustering(n_clusters=None, metric="cosine", linkage="average",
                                           distance_threshold=1.0 - self.threshold).fit(x)
-            sizes = np.bincount(fit.labels_)
-            big = sizes >= min(self.min_cluster_size, sizes.max())
+            sizes = np.bincount(fit.labels_) * self.step_s  # seconds of speech, roughly
+            big = sizes >= min(self.min_cluster_s, sizes.max())
             n = int(big.sum())
             k = min(max(n, self.min_speakers), self.max_speakers)
             if k == n:  # small clusters (outlier windows) dissolve into the big ones

@@ -115,7 +115,7 @@ class ResemblyzerEmbedder:
 
     name = "resemblyzer"
     dim = 256
-    cluster_threshold = 0.75
+    cluster_threshold = 0.70
     match_threshold = 0.75
 
     def __post_init__(self) -> None:

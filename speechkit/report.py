@@ -88,8 +88,9 @@ def speaker_grid(scores: dict) -> tuple[list[str], list[str], dict[tuple[str, st
     """Persons x meetings -> the name the system gave each person (majority of their words)."""
     cells: dict[tuple[str, str], str] = {}
     for mid, entry in scores["meetings"].items():
-        for person, name in (entry.get("details", {}).get("speaker_names") or {}).items():
-            cells[(person, mid)] = name
+        persons = (entry.get("details", {}).get("speakers") or {}).get("persons") or {}
+        for person, attribution in persons.items():
+            cells[(person, mid)] = attribution.get("name") or "(unrouted)"
     persons = sorted({p for p, _ in cells})
     return persons, list(scores["meetings"]), cells
 

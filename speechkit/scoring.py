@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from speechkit.errors import FormatError
 from speechkit.io import format_of, read_transcripts
+from speechkit.io.atomic import write_json
 from speechkit.io.manifest import load_workspace
 from speechkit.metrics.bootstrap import PERCENTILES, RESAMPLES, SEED, Estimate, Ratio, bootstrap, micro
 from speechkit.metrics.cpwer import TCP_COLLAR, cpwer, tcpwer
@@ -22,7 +23,7 @@ from speechkit.metrics.speakers import SpeakerAttribution, attribute_speakers, s
 from speechkit.metrics.terms import term_recalls
 from speechkit.metrics.wer import word_error_rate
 from speechkit.transcript import Transcript
-from speechkit.workspace import Person, TermSet
+from speechkit.workspace import Person, TermSet, Workspace
 
 SCHEMA = "speechkit.scores/1"
 METRICS = ("wer", "number_recall", "term_recall", "speaker_consistency", "named_speaker_accuracy",
@@ -212,6 +213,12 @@ def score_meetings(pairs: Sequence[MeetingPair], people: Mapping[str, Person], t
             "totals": totals, "not_applicable": not_applicable, "meetings": meetings}
 
 
+def _written(scores: dict[str, Any], out: str | Path | None) -> dict[str, Any]:
+    if out is not None:
+        write_json(out, scores)
+    return scores
+
+
 def _empty(session: str, fmt: str) -> Transcript:
     has_words, has_speakers, _ = CAPABILITIES[fmt]
     return Transcript(session, [], has_words=has_words, has_speakers=has_speakers)
@@ -247,9 +254,14 @@ def hypothesis_path(run_dir: Path, meeting_id: str) -> Path:
                                      f"{candidates[0]} (or {candidates[1].name})")
 
 
-def score_workspace(workspace: str | Path, run_dir: str | Path, options: ScoreOptions = ScoreOptions()) -> dict[str, Any]:
-    """Score a run folder (one SegLST hypothesis per meeting) against a workspace's references."""
-    ws = load_workspace(workspace)
+def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, options: ScoreOptions = ScoreOptions(),
+                    out: str | Path | None = None) -> dict[str, Any]:
+    """Score a run folder (one SegLST hypothesis per meeting) against a workspace's references.
+
+    ``workspace`` is a loaded workspace or its folder / manifest; with ``out`` the scores are
+    also written there (atomically).
+    """
+    ws = workspace if isinstance(workspace, Workspace) else load_workspace(workspace)
     run = Path(run_dir)
     if not run.is_dir():
         raise FormatError(run, "run folder not found")
@@ -269,17 +281,18 @@ def score_workspace(workspace: str | Path, run_dir: str | Path, options: ScoreOp
             turns = ref
         pairs.append(MeetingPair(meeting.id, hyp, ref, turns, meeting.terms))
     source = {"workspace": str(ws.root), "run": str(run.resolve())}
-    return score_meetings(pairs, people, ws.terms, options, source)
+    return _written(score_meetings(pairs, people, ws.terms, options, source), out)
 
 
 def score_files(reference: str | Path, hypothesis: str | Path, session: str | None = None,
-                options: ScoreOptions = ScoreOptions()) -> dict[str, Any]:
+                options: ScoreOptions = ScoreOptions(), out: str | Path | None = None) -> dict[str, Any]:
     """Score a hypothesis file against a reference file, in any supported formats.
 
     With ``session``, only that session is scored. Otherwise a file pair holding one session
     each is paired whatever the ids; files with several sessions are paired by session id.
     The reference speaker labels stand for the people (a label ``Diane_Smith`` is the person
-    "Diane Smith"); there is no term set, so number and term recall are not applicable.
+    "Diane Smith"); there is no term set, so number and term recall are not applicable. With
+    ``out`` the scores are also written there (atomically).
     """
     ref_path, hyp_path = Path(reference), Path(hypothesis)
     refs = read_transcripts(ref_path)
@@ -310,7 +323,7 @@ def score_files(reference: str | Path, hypothesis: str | Path, session: str | No
     people = {label: Person(id=label, name=label.replace("_", " "))
               for ref in refs.values() for label in ref.speakers}
     source = {"reference": str(ref_path.resolve()), "hypothesis": str(hyp_path.resolve())}
-    return score_meetings(pairs, people, None, options, source)
+    return _written(score_meetings(pairs, people, None, options, source), out)
 
 
 COLUMNS = {"wer": "WER", "number_recall": "NumRecall", "term_recall": "TermRecall",
@@ -340,7 +353,7 @@ def format_table(scores: Mapping[str, Any]) -> str:
     out = [line(header), rule, *map(line, rows), rule, *map(line, footer), "",
            f"DER/JER collar {s['der_collar_s']:g} s on each side of reference boundaries, overlap scored; "
            f"tcpWER collar {s['tcpwer_collar_s']:g} s.",
-           f"Aggregate: micro over {len(rows)} meeting(s); 95% CI from {s['bootstrap']['resamples']} bootstrap "
-           f"resamples of meetings (seed {s['bootstrap']['seed']})."]
+           f"Aggregate: micro over the meetings where a metric applies (JER: mean); 95% CI from "
+           f"{s['bootstrap']['resamples']} bootstrap resamples of meetings (seed {s['bootstrap']['seed']})."]
     out += [f"n/a {COLUMNS[k]}: {reason}" for k, reason in scores["not_applicable"].items()]
     return "\n".join(out)

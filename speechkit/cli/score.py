@@ -72,7 +72,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Score, print the table to stdout and write scores.json."""
-    from speechkit.io.atomic import write_json
     from speechkit.scoring import ScoreOptions, format_table, score_files, score_workspace
 
     options = ScoreOptions(collar=args.collar, tcp_collar=args.tcp_collar, resamples=args.resamples, seed=args.seed)
@@ -85,15 +84,14 @@ def run(args: argparse.Namespace) -> int:
             raise SpeechkitError("workspace mode needs both --workspace and --run")
         if args.session is not None:
             raise SpeechkitError("--session applies to --ref/--hyp only")
-        scores = score_workspace(args.workspace, args.run, options)
         out = args.out or args.run / "scores.json"
+        scores = score_workspace(args.workspace, args.run, options, out=out)
     else:
         if args.ref is None or args.hyp is None:
             raise SpeechkitError("single pair mode needs both --ref and --hyp")
-        scores = score_files(args.ref, args.hyp, args.session, options)
         out = args.out
+        scores = score_files(args.ref, args.hyp, args.session, options, out=out)
     print(format_table(scores))
     if out is not None:
-        write_json(out, scores)
         print(f"\nwrote {out}")
     return 0

@@ -3,7 +3,7 @@
 :func:`spoken_forms` derives the ways a term is read out ("pacs.008" -> "pacs dot zero zero
 eight", "P99" -> "p ninety nine", "v2.3.1" -> "version two point three point one") from the
 canonical written form alone: numbers through num2words, acronyms letter by letter, separators
-by name. :func:`similarity` compares recognised words to those forms phonetically (jellyfish
+by name. :func:`score_matrix` compares recognised words to those forms phonetically (jellyfish
 metaphone keys) and orthographically (rapidfuzz ratios); the lexicon corrector and the guards
 share it.
 """
@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
 import jellyfish
 from num2words import num2words
-from rapidfuzz import fuzz
+import numpy as np
+from rapidfuzz import fuzz, process
 
 #: Punctuation stripped from the edges of a recognised word before comparing it. Symbols that
 #: are part of a term ("%", "$", "#", ...) are kept.
@@ -25,7 +27,7 @@ EDGE_PUNCTUATION = ",.;:!?\"'()[]{}<>«»“”‘’—–…"
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_PIECE = re.compile(r"\d{1,3}(?:,\d{3})+|\d+|[A-Za-z]+|\S")
+_PIECE = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+|[A-Za-z]+|\S")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 _ORDINAL_SUFFIX = {"st", "nd", "rd", "th"}
 #: Units written right after a number, and how they are said.
@@ -85,6 +87,10 @@ def _number(digits: str, after_month: bool = False) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
+def _digit(piece: str) -> bool:
+    return piece[:1] in "0123456789" and piece != ""
+
+
 def _letters(word: str) -> str:
     return " ".join(word.lower())
 
@@ -127,23 +133,24 @@ def _piece_options(term: str) -> list[list[str]]:
     currency: list[str] | None = None
     if term[:1] in _CURRENCY:
         currency, term = _CURRENCY[term[0]], term[1:]
-    pieces = _PIECE.findall(term.replace("'", "").replace("’", ""))
+    plain = unicodedata.normalize("NFKD", term.replace("'", "").replace("’", ""))
+    pieces = _PIECE.findall("".join(c for c in plain if not unicodedata.combining(c)))
     out: list[list[str]] = []
     for i, piece in enumerate(pieces):
         prev = pieces[i - 1] if i else ""
         nxt = pieces[i + 1] if i + 1 < len(pieces) else ""
-        if piece[0].isdigit():
+        if _digit(piece):
             out.append(_number(piece, after_month=prev.lower() in _MONTHS))
         elif piece.isalpha():
             low = piece.lower()
-            if prev[:1].isdigit() and low in _ORDINAL_SUFFIX and out:
+            if _digit(prev) and low in _ORDINAL_SUFFIX and out:
                 out[-1] = [_words(num2words(int(prev.replace(",", "")), to="ordinal"))]
-            elif prev[:1].isdigit() and low in _UNITS:
+            elif _digit(prev) and low in _UNITS:
                 out.append(_UNITS[low])
             else:
-                out.append(_alpha(piece, before_digits=nxt[:1].isdigit()))
+                out.append(_alpha(piece, before_digits=_digit(nxt)))
         elif piece == ".":
-            out.append(["point", "dot"] if prev[:1].isdigit() and nxt[:1].isdigit() else ["dot", "point"])
+            out.append(["point", "dot"] if _digit(prev) and _digit(nxt) else ["dot", "point"])
         elif piece == "-":
             out.append(["", "dash", "hyphen"] if prev.isalpha() and nxt.isalpha()
                        else ["dash", "minus", ""])
@@ -224,40 +231,34 @@ class Form:
         return cls(words=words, compact="".join(words), key=phonetic_key(words))
 
 
-@dataclass(frozen=True)
-class Match:
-    """How close some recognised words are to a vocabulary entry (scores in [0, 1])."""
+def score_matrix(spans: list[tuple[str, ...]], entries: "list[Entry] | tuple[Entry, ...]") -> np.ndarray:
+    """Closeness in [0, 1] of each span of normalised recognised words to each entry.
 
-    score: float
-    orthographic: float
-    phonetic: float
-    form: str
-
-
-def similarity(span: list[str] | tuple[str, ...], canonical: str,
-               forms: tuple[Form, ...]) -> Match:
-    """Closeness of normalised recognised words ``span`` to an entry said as ``forms``.
-
-    The score is the mean of an orthographic ratio (rapidfuzz, on letters without spaces) and
-    a phonetic ratio (on metaphone keys), best over the entry's forms; a written match of the
-    span against the canonical form ("pacs 008" vs "pacs.008") also counts.
+    Per spoken form, the mean of an orthographic ratio (rapidfuzz Indel ratio on the letters
+    without spaces) and a phonetic ratio (on metaphone keys); an entry scores its best form. A
+    span with digits or symbols is also compared as written with the canonical form ("pacs 008"
+    vs "pacs.008"). Returns an array of shape (len(spans), len(entries)).
     """
-    spoken = say(span)
-    s_compact, s_key = "".join(spoken), phonetic_key(spoken)
-    best = Match(0.0, 0.0, 0.0, "")
-    for form in forms:
-        ortho = fuzz.ratio(s_compact, form.compact) / 100
-        phon = fuzz.ratio(s_key, form.key) / 100 if (s_key or form.key) else ortho
-        score = (ortho + phon) / 2
-        if score > best.score:
-            best = Match(score, ortho, phon, " ".join(form.words))
-    written = compact("".join(span))
-    target = compact(canonical)
-    if len(target) >= 3 and not written.isalpha():
-        ratio = fuzz.ratio(written, target) / 100
-        if ratio > best.score:
-            best = Match(ratio, ratio, ratio, canonical.lower())
-    return best
+    out = np.zeros((len(spans), len(entries)), dtype=np.float32)
+    forms = [f for e in entries for f in e.forms]
+    if not spans or not forms:
+        return out
+    spoken = [say(s) for s in spans]
+    s_keys = [phonetic_key(s) for s in spoken]
+    ortho = process.cdist(["".join(s) for s in spoken], [f.compact for f in forms], scorer=fuzz.ratio)
+    phon = process.cdist(s_keys, [f.key for f in forms], scorer=fuzz.ratio)
+    no_key = np.array([not k for k in s_keys])[:, None] & np.array([not f.key for f in forms])[None, :]
+    phon = np.where(no_key, ortho, phon)
+    per_form = (ortho + phon) / 200
+    starts = np.cumsum([0] + [len(e.forms) for e in entries])[:-1]
+    has_forms = np.array([bool(e.forms) for e in entries])
+    out[:, has_forms] = np.maximum.reduceat(per_form, starts[has_forms], axis=1)
+    written = [compact("".join(s)) for s in spans]
+    targets = [compact(e.canonical) for e in entries]
+    ratio = process.cdist(written, targets, scorer=fuzz.ratio) / 100
+    usable = (np.array([bool(w) and not w.isalpha() for w in written])[:, None]
+              & np.array([len(t) >= 3 for t in targets])[None, :])
+    return np.maximum(out, np.where(usable, ratio, 0.0)).astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -282,6 +283,11 @@ class Entry:
         """True for entries of at most four letters/digits, which need a closer match."""
         return len(compact(self.canonical)) <= 4
 
-    def match(self, span: list[str] | tuple[str, ...]) -> Match:
-        """How close the normalised recognised words ``span`` are to this entry."""
-        return similarity(span, self.canonical, self.forms)
+    @property
+    def max_words(self) -> int:
+        """Word count of the longest spoken form."""
+        return max((len(f.words) for f in self.forms), default=len(self.tokens))
+
+    def says(self, span: tuple[str, ...]) -> bool:
+        """True if ``span`` (normalised words) is exactly one of the spoken forms."""
+        return any(f.words == tuple(say(span)) for f in self.forms)

@@ -25,7 +25,7 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
 # tasks (verb phrases; {j} is one of the project's jargon terms), statuses, decisions.
 PROJECTS = (
     {
-        "name": ("SettleMap", "SettleMap", "settle map"),
+        "name": ("SettleMap", "SettleMap", "settle-map"),
         "topic": "the ISO migration",
         "jargon": (("pacs.008", "pacs dot zero zero eight", "packs dot zero zero eight"),
                    ("pacs.002", "pacs dot zero zero two", "packs dot zero zero two"),
@@ -65,7 +65,7 @@ PROJECTS = (
                       ("when to ship {j}", ("next sprint", "after the load test"))),
     },
     {
-        "name": ("Brindlewood", "Brindlewood", "brindle wood"),
+        "name": ("Brindlewood", "Brindlewood", "brindle-wood"),
         "topic": "the enterprise deal",
         "jargon": (("SOC 2", "SOC two", "sock two"),
                    ("SAML", "SAML", "sammel"),
@@ -85,16 +85,16 @@ PROJECTS = (
                       ("who owns {j}", ("sales", "the platform team"))),
     },
     {
-        "name": ("Lakehouse", "Lakehouse", "lake house"),
+        "name": ("Lakehouse", "Lakehouse", "lake-house"),
         "topic": "the data platform",
         "jargon": (("dbt", "dbt", "dee-bee-tee"),
-                   ("Airflow", "Airflow", "air flow"),
+                   ("Airflow", "Airflow", "air-flow"),
                    ("DAG", "DAG", "dag"),
                    ("CDC", "CDC", "see-dee-see"),
                    ("Parquet", "Parquet", "par-kay"),
-                   ("Iceberg", "Iceberg", "ice berg"),
+                   ("Iceberg", "Iceberg", "ice-berg"),
                    ("SLA", "SLA", "ess-el-ay"),
-                   ("Snowflake", "Snowflake", "snow flake")),
+                   ("Snowflake", "Snowflake", "snow-flake")),
         "numbers": (("the nightly load", "count", "rows"), ("the storage cost", "money", ""),
                     ("the backfill date", "date", ""), ("the freshness target", "minutes", "minutes")),
         "tasks": ("migrate the {j} jobs", "document the {j} lineage", "add tests to the {j} models",
@@ -107,10 +107,10 @@ PROJECTS = (
     {
         "name": ("Beacon", "Beacon", "beacon"),
         "topic": "the mobile release",
-        "jargon": (("TestFlight", "TestFlight", "test flight"),
+        "jargon": (("TestFlight", "TestFlight", "test-flight"),
                    ("ANR", "ANR", "ay-en-arr"),
                    ("APNs", "APNs", "ay-pee-ens"),
-                   ("Crashlytics", "Crashlytics", "crash lyticks"),
+                   ("Crashlytics", "Crashlytics", "crash-lyticks"),
                    ("SDK", "SDK", "ess-dee-kay"),
                    ("OTA", "OTA", "oh-tee-ay"),
                    ("4.12.0", "four point twelve point oh", "four point twelve point oh"),

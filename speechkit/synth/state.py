@@ -71,11 +71,16 @@ class Project:
 
 @dataclass
 class ActionItem:
-    """An action item: opened in one meeting, possibly closed in a later one."""
+    """An action item: opened in one meeting, possibly closed in a later one.
+
+    ``task`` is the template (``{j}`` stands for ``term``); ``description`` is it filled in.
+    """
 
     id: str
     project: str
     assignee: str
+    task: str
+    term: str
     description: str
     due: str
     opened_in: str

@@ -1,0 +1,304 @@
+"""CTC speech recognition: a wav2vec2-style acoustic model decoded by pyctcdecode beam search.
+
+The acoustic model (transformers ``AutoModelForCTC`` with a character vocabulary, from a local
+folder or a hub id) gives per-frame log-probabilities over characters. pyctcdecode searches them
+with an optional KenLM n-gram built from ``Biasing.lm_text`` (speechkit.lm) and score-level
+hot-word boosts. A word's times are the frames its characters span; its confidence is the
+acoustic support for the decoded spelling over those frames (so a word that the LM or a hot
+word pulled away from what the acoustics say gets a low confidence).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from speechkit.asr import Biasing
+from speechkit.devices import resolve_device
+from speechkit.errors import ModelNotAvailableError
+from speechkit.lm import arpa_unigrams, cached_arpa, load_lm, normalize_text
+from speechkit.transcript import Segment, Word
+
+if TYPE_CHECKING:
+    from pyctcdecode import BeamSearchDecoderCTC
+
+SAMPLE_RATE = 16000
+#: A CTC model that speechkit knows works with this backend (English, characters, 16 kHz).
+DEFAULT_HUB_MODEL = "facebook/wav2vec2-base-960h"
+_DTYPES = {"float32", "float16", "bfloat16"}
+
+
+def build_decoder(labels: Sequence[str], lm_path: str | Path | None = None, *, alpha: float = 0.5,
+                  beta: float = 1.0, unk_score_offset: float = -4.0) -> "BeamSearchDecoderCTC":
+    """A pyctcdecode beam-search decoder over ``labels``, fused with the ARPA LM at ``lm_path``.
+
+    ``labels`` has one entry per log-probability column: ``""`` is the CTC blank, ``" "`` the
+    word break. ``alpha`` weighs the LM, ``beta`` rewards each word, ``unk_score_offset`` (log10)
+    penalises words outside the LM's vocabulary. pyctcdecode's default (-10) suits a large general
+    LM; an LM of workspace text misses many common words, and at -10 the search bends them into
+    workspace words (on the tests' constructed log-probabilities -4 makes fewer such errors).
+    """
+    from pyctcdecode import Alphabet, BeamSearchDecoderCTC, LanguageModel
+
+    _check_labels(labels)
+    model = None
+    if lm_path is not None:
+        model = LanguageModel(load_lm(lm_path), arpa_unigrams(lm_path), alpha=alpha, beta=beta,
+                              unk_score_offset=unk_score_offset)
+    return BeamSearchDecoderCTC(Alphabet.build_alphabet(list(labels)), model)
+
+
+def _check_labels(labels: Sequence[str]) -> None:
+    if "" not in labels or " " not in labels:
+        raise ValueError("CTC labels need the blank '' and the word break ' '")
+    if len(set(labels)) != len(labels):
+        raise ValueError("CTC labels must be distinct")
+
+
+def _log_softmax(x: np.ndarray) -> np.ndarray:
+    x = x - x.max(axis=1, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=1, keepdims=True))
+
+
+def _word_confidences(logprobs: np.ndarray, labels: Sequence[str],
+                      spans: list[tuple[str, int, int]]) -> list[float]:
+    """Per word, the CTC probability of its spelling over its frames, per frame (geometric mean)."""
+    import torch
+
+    index = {label: i for i, label in enumerate(labels)}
+    longest = max(end - start for _, start, end in spans)
+    frames = np.zeros((longest, len(spans), len(labels)), dtype=np.float32)  # (T, N, C), padded
+    for k, (_, start, end) in enumerate(spans):
+        frames[: end - start, k] = logprobs[start:end]
+    targets = torch.tensor([index[c] for text, _, _ in spans for c in text], dtype=torch.long)
+    nll = torch.nn.functional.ctc_loss(
+        torch.from_numpy(frames), targets,
+        input_lengths=torch.tensor([end - start for _, start, end in spans]),
+        target_lengths=torch.tensor([len(text) for text, _, _ in spans]),
+        blank=index[""], reduction="none", zero_infinity=False)
+    return [float(math.exp(-n / (end - start))) if math.isfinite(n) else 0.0
+            for n, (_, start, end) in zip(nll.tolist(), spans)]
+
+
+def decode_logprobs(logprobs: np.ndarray, labels: Sequence[str], *,
+                    decoder: "BeamSearchDecoderCTC | None" = None,
+                    hotwords: Sequence[str] = (), hotword_weight: float = 10.0,
+                    beam_width: int = 64, frame_s: float = 0.02,
+                    offset_s: float = 0.0) -> list[Word]:
+    """Beam-search CTC log-probabilities ``(frames, labels)`` into timed words.
+
+    ``decoder`` comes from :func:`build_decoder` (with an LM) or is built plain from ``labels``.
+    ``hotwords`` (already in the labels' alphabet) each add ``hotword_weight`` to a hypothesis
+    that contains them. Word times are ``offset_s`` plus frame index times ``frame_s``.
+    """
+    logprobs = np.asarray(logprobs, dtype=np.float32)
+    if logprobs.ndim != 2 or logprobs.shape[1] != len(labels):
+        raise ValueError(f"log-probabilities of shape {logprobs.shape} do not match "
+                         f"{len(labels)} labels (expected frames x labels)")
+    if decoder is None:
+        decoder = build_decoder(labels)
+    if len(logprobs) == 0:
+        return []
+    logprobs = _log_softmax(logprobs)
+    beams = decoder.decode_beams(logprobs, beam_width=beam_width, hotwords=list(hotwords),
+                                 hotword_weight=hotword_weight)
+    spans = [(text, start, end) for text, (start, end) in beams[0][2]]
+    if not spans:
+        return []
+    confidences = _word_confidences(logprobs, labels, spans)
+    return [Word(text, round(offset_s + start * frame_s, 3), round(offset_s + end * frame_s, 3),
+                 round(conf, 4))
+            for (text, start, end), conf in zip(spans, confidences)]
+
+
+@dataclass
+class CTCRecognizer:
+    """Speech recognition with a character CTC model and pyctcdecode beam search.
+
+    ``model``: a local folder holding a transformers CTC model with its tokenizer and feature
+    extractor (``save_pretrained`` layout), or a hub id, looked up in the Hugging Face cache and
+    downloaded when ``local_files_only`` is False.
+    ``device``: ``auto``, ``cpu``, ``cuda``; ``compute_type``: ``default`` (float16 on a GPU,
+    float32 on a CPU), ``float32``, ``float16`` or ``bfloat16``.
+    ``beam_width``, ``alpha`` (LM weight), ``beta`` (word bonus), ``unk_score_offset``: beam search.
+    ``hotword_weight``: hot-word boost; None uses ``Biasing.hotword_weight``.
+    ``lm_order``: order of the n-gram built from ``Biasing.lm_text`` (cached in ``lm_cache_dir``,
+    default ``speechkit.lm.default_cache_dir()``).
+    ``chunk_s``, ``context_s``: long regions go through the model in chunks of ``chunk_s``, each
+    seeing ``context_s`` of audio on both sides; the frames are joined and decoded as one.
+    ``Biasing.prompt`` is not used (a CTC model takes no prompt).
+    """
+
+    model: str | Path = DEFAULT_HUB_MODEL
+    device: str = "auto"
+    compute_type: str = "default"
+    beam_width: int = 64
+    alpha: float = 0.5
+    beta: float = 1.0
+    hotword_weight: float | None = None
+    unk_score_offset: float = -4.0
+    lm_order: int = 3
+    lm_cache_dir: str | Path | None = None
+    chunk_s: float = 30.0
+    context_s: float = 1.0
+    local_files_only: bool = False
+    labels: list[str] = field(init=False)
+    frame_s: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        import torch
+
+        if self.chunk_s <= 0 or self.context_s < 0:
+            raise ValueError("chunk_s must be positive and context_s not negative")
+        self.device = resolve_device(self.device)
+        if self.compute_type == "default":
+            self.compute_type = "float16" if self.device.startswith("cuda") else "float32"
+        if self.compute_type not in _DTYPES:
+            raise ValueError(f"compute_type {self.compute_type!r} is not one of "
+                             f"default, {', '.join(sorted(_DTYPES))}")
+        self._dtype = getattr(torch, self.compute_type)
+        self._model, self._features, tokenizer = self._load()
+        self._model.to(self.device, dtype=self._dtype).eval()
+        config = self._model.config
+        self._hop = math.prod(config.conv_stride)
+        self._receptive = config.conv_kernel[0] + sum(
+            (k - 1) * math.prod(config.conv_stride[:i]) for i, k in enumerate(config.conv_kernel) if i)
+        self.frame_s = self._hop / SAMPLE_RATE
+        self._columns, self.labels = self._vocabulary(tokenizer, config.vocab_size)
+        self._alphabet = "".join(c for c in self.labels if len(c) == 1 and c != " ")
+        self._plain = build_decoder(self.labels)
+        self._lm_decoder: tuple[Path, Any] | None = None
+
+    def _load(self) -> tuple[Any, Any, Any]:
+        try:
+            from transformers import AutoFeatureExtractor, AutoModelForCTC, AutoTokenizer
+        except ImportError as e:
+            raise ModelNotAvailableError(
+                f"the ctc backend needs transformers (pip install transformers): {e}") from e
+        how_to = (f"download a transformers CTC model folder (config.json, weights, vocab.json, "
+                  f"preprocessor_config.json) on a machine with a network, e.g. "
+                  f"`huggingface-cli download {DEFAULT_HUB_MODEL} --local-dir DIR`, and pass model=DIR")
+
+        def load(source: str, local_only: bool) -> tuple[Any, Any, Any]:
+            return (AutoModelForCTC.from_pretrained(source, local_files_only=local_only),
+                    AutoFeatureExtractor.from_pretrained(source, local_files_only=local_only),
+                    AutoTokenizer.from_pretrained(source, local_files_only=local_only))
+
+        folder = Path(self.model).expanduser()
+        if folder.is_dir():
+            if not (folder / "config.json").is_file():
+                raise ModelNotAvailableError(f"{folder}: no config.json; {how_to}")
+            try:
+                return load(str(folder), True)
+            except (OSError, ValueError, KeyError) as e:
+                raise ModelNotAvailableError(f"{folder}: cannot load a CTC model ({e}); {how_to}") from e
+        source = str(self.model)
+        if source.startswith((".", "/", "~")) or source.count("/") != 1:
+            raise ModelNotAvailableError(f"{source}: no such CTC model folder; {how_to}")
+        error = ""
+        for local_only in (True,) if self.local_files_only else (True, False):
+            try:
+                return load(source, local_only)
+            except Exception as e:  # hub and cache failures come in many types (OSError, HTTP, ...)
+                error = f"{type(e).__name__}: {e}"
+        raise ModelNotAvailableError(
+            f"CTC model {source!r} is not in the local Hugging Face cache and could not be "
+            f"downloaded ({error}); {how_to}")
+
+    def _vocabulary(self, tokenizer: Any, size: int) -> tuple[list[int], list[str]]:
+        """Logit columns to keep and their decoder labels (blank ``""``, word break ``" "``)."""
+        id_to_token = {i: t for t, i in tokenizer.get_vocab().items()}
+        blank = tokenizer.pad_token_id
+        delimiter = getattr(tokenizer, "word_delimiter_token", None) or "|"
+        special = set(tokenizer.all_special_tokens)
+        columns, labels = [], []
+        for i in range(size):
+            token = id_to_token.get(i)
+            if i == blank:
+                label = ""
+            elif token == delimiter:
+                label = " "
+            elif token is None or token in special:
+                continue
+            elif len(token) != 1:
+                raise ModelNotAvailableError(
+                    f"{self.model}: token {token!r} is not a single character; the ctc backend "
+                    f"needs a character vocabulary")
+            else:
+                label = token
+            columns.append(i)
+            labels.append(label)
+        if "" not in labels or " " not in labels:
+            raise ModelNotAvailableError(
+                f"{self.model}: the vocabulary needs a pad token (CTC blank) and a word "
+                f"delimiter {delimiter!r}")
+        lowered = [label.lower() for label in labels]
+        return columns, lowered if len(set(lowered)) == len(lowered) else labels
+
+    def _forward(self, wav: np.ndarray) -> np.ndarray:
+        import torch
+
+        if len(wav) < self._receptive:
+            wav = np.pad(wav, (0, self._receptive - len(wav)))
+        values = self._features(wav, sampling_rate=SAMPLE_RATE, return_tensors="np").input_values
+        with torch.inference_mode():
+            x = torch.from_numpy(np.asarray(values)).to(self.device, dtype=self._dtype)
+            logits = self._model(x).logits[0, :, self._columns].float()
+            return torch.log_softmax(logits, dim=-1).cpu().numpy()
+
+    def logprobs(self, audio: np.ndarray) -> np.ndarray:
+        """Per-frame log-probabilities ``(frames, len(labels))`` of 16 kHz mono ``audio``."""
+        chunk = max(1, round(self.chunk_s * SAMPLE_RATE / self._hop)) * self._hop
+        context = round(self.context_s * SAMPLE_RATE / self._hop) * self._hop
+        parts = []
+        for start in range(0, len(audio), chunk):
+            end = min(start + chunk, len(audio))
+            lo, hi = max(0, start - context), min(len(audio), end + context)
+            first = (start - lo) // self._hop
+            parts.append(self._forward(audio[lo:hi])[first:first + math.ceil((end - start) / self._hop)])
+        return np.concatenate(parts) if parts else np.zeros((0, len(self.labels)), np.float32)
+
+    def _decoder(self, lm_text: str | None) -> Any:
+        if not lm_text or not normalize_text(lm_text, self._alphabet):
+            return self._plain
+        path = cached_arpa([lm_text], self.lm_order, alphabet=self._alphabet,
+                           cache_dir=self.lm_cache_dir)
+        if self._lm_decoder is None or self._lm_decoder[0] != path:
+            if self._lm_decoder is not None:
+                self._lm_decoder[1].cleanup()
+            self._lm_decoder = (path, build_decoder(
+                self.labels, path, alpha=self.alpha, beta=self.beta,
+                unk_score_offset=self.unk_score_offset))
+        return self._lm_decoder[1]
+
+    def transcribe(self, audio: np.ndarray, speech: list[tuple[float, float]] | None = None,
+                   biasing: Biasing | None = None) -> list[Segment]:
+        """One segment per speech region (the whole audio if ``speech`` is None) with words."""
+        audio = np.asarray(audio, dtype=np.float32)
+        if audio.ndim != 1:
+            raise ValueError(f"audio must be mono (one dimension), got shape {audio.shape}")
+        biasing = biasing or Biasing()
+        decoder = self._decoder(biasing.lm_text)
+        hotwords = [w for w in (normalize_text(h, self._alphabet) for h in biasing.hotwords) if w]
+        weight = self.hotword_weight if self.hotword_weight is not None else biasing.hotword_weight
+        duration = len(audio) / SAMPLE_RATE
+        segments = []
+        for start, end in [(0.0, duration)] if speech is None else speech:
+            if end < start:
+                raise ValueError(f"speech region ({start}, {end}) ends before it starts")
+            a, b = round(max(0.0, start) * SAMPLE_RATE), round(min(end, duration) * SAMPLE_RATE)
+            if b <= a:
+                continue
+            words = decode_logprobs(self.logprobs(audio[a:b]), self.labels, decoder=decoder,
+                                    hotwords=hotwords, hotword_weight=weight,
+                                    beam_width=self.beam_width, frame_s=self.frame_s,
+                                    offset_s=a / SAMPLE_RATE)
+            limit = b / SAMPLE_RATE
+            words = [Word(w.text, min(w.start, limit), min(w.end, limit), w.confidence) for w in words]
+            if words:
+                segments.append(Segment.from_words(words, speaker=""))
+        return segments

