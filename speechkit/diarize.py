@@ -282,7 +282,7 @@ class PyannoteDiarizer:
         import torch
 
         how_to = (f"on a machine with a network, accept the model's conditions on huggingface.co and "
-                  f"download it (`huggingface-cli download {PYANNOTE_HUB_ID} --local-dir DIR`), "
+                  f"download it (`hf download {PYANNOTE_HUB_ID} --local-dir DIR`), "
                   f"then pass source=DIR")
         folder = Path(self.source).expanduser()
         if folder.exists():

@@ -100,6 +100,15 @@ def _window_bounds(windows: list[tuple[float, float]], n_samples: int) -> list[t
     return bounds
 
 
+def _same_length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
+    """Indices grouped by equal length, in batches of at most ``batch_size`` (no padding, so a
+    window's embedding does not depend on its batch)."""
+    by_length: dict[int, list[int]] = {}
+    for i, n in enumerate(lengths):
+        by_length.setdefault(n, []).append(i)
+    return [idx[k:k + batch_size] for idx in by_length.values() for k in range(0, len(idx), batch_size)]
+
+
 @dataclass
 class ResemblyzerEmbedder:
     """Resemblyzer's d-vector encoder.
@@ -152,16 +161,10 @@ class ResemblyzerEmbedder:
         hop = SAMPLE_RATE * mel_window_step // 1000
         frames = [(a // hop, max(a // hop + 1, min(len(mel), b // hop))) for a, b in bounds]
         out = np.zeros((len(frames), self.dim), dtype=np.float32)
-        by_length: dict[int, list[int]] = {}
-        for i, (a, b) in enumerate(frames):
-            by_length.setdefault(b - a, []).append(i)
         with torch.inference_mode():
-            for idx in by_length.values():
-                for k in range(0, len(idx), self.batch_size):
-                    chunk = idx[k:k + self.batch_size]
-                    mels = np.stack([mel[frames[i][0]:frames[i][1]] for i in chunk])
-                    emb = self._encoder(torch.from_numpy(mels).to(self.device)).cpu().numpy()
-                    out[chunk] = emb
+            for chunk in _same_length_batches([b - a for a, b in frames], self.batch_size):
+                mels = np.stack([mel[frames[i][0]:frames[i][1]] for i in chunk])
+                out[chunk] = self._encoder(torch.from_numpy(mels).to(self.device)).cpu().numpy()
         return l2_normalize(out)
 
     @staticmethod
@@ -201,7 +204,7 @@ class EcapaEmbedder:
         self.device = resolve_device(self.device)
         self._model = self._load()
         self._model.eval()
-        self.dim = int(self._embed_batch(np.zeros((1, SAMPLE_RATE), np.float32), [SAMPLE_RATE]).shape[1])
+        self.dim = int(self._embed_batch(np.zeros((1, SAMPLE_RATE), np.float32)).shape[1])
 
     def _load(self):
         try:
@@ -212,7 +215,7 @@ class EcapaEmbedder:
                 f"the ecapa backend needs speechbrain (pip install 'speechkit[stages]'): {e}") from e
         how_to = (f"download the folder of the hub model {ECAPA_HUB_ID!r} (hyperparams.yaml, "
                   f"embedding_model.ckpt, ...) on a machine with a network, e.g. "
-                  f"`huggingface-cli download {ECAPA_HUB_ID} --local-dir DIR`, and pass source=DIR")
+                  f"`hf download {ECAPA_HUB_ID} --local-dir DIR`, and pass source=DIR")
         run_opts = {"device": self.device}
         folder = Path(self.source).expanduser()
         if folder.is_dir():
@@ -239,31 +242,24 @@ class EcapaEmbedder:
             f"ECAPA model {source!r} is not in the local cache and could not be downloaded "
             f"({errors[-1]}); {how_to}")
 
-    def _embed_batch(self, wavs: np.ndarray, lengths: list[int]) -> np.ndarray:
+    def _embed_batch(self, wavs: np.ndarray) -> np.ndarray:
+        """Normalised embeddings of equal-length clips, shape ``(batch, samples)``."""
         import torch
 
         with torch.inference_mode():
-            x = torch.from_numpy(wavs).to(self.device)
-            rel = torch.tensor(lengths, dtype=torch.float32, device=self.device) / wavs.shape[1]
-            emb = self._model.encode_batch(x, rel).squeeze(1)
+            emb = self._model.encode_batch(torch.from_numpy(wavs).to(self.device)).squeeze(1)
         return l2_normalize(emb.float().cpu().numpy())
 
     def embed(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
         wav = _prepare(audio, sample_rate)
-        return self._embed_batch(wav[None, :], [len(wav)])[0]
+        return self._embed_batch(wav[None, :])[0]
 
     def embed_windows(self, audio: np.ndarray, windows: list[tuple[float, float]],
                       sample_rate: int = SAMPLE_RATE) -> np.ndarray:
         wav = _prepare(audio, sample_rate)
         bounds = _window_bounds(windows, len(wav))
-        order = sorted(range(len(bounds)), key=lambda i: bounds[i][1] - bounds[i][0])
         out = np.zeros((len(bounds), self.dim), dtype=np.float32)
-        for k in range(0, len(order), self.batch_size):
-            chunk = order[k:k + self.batch_size]
-            lengths = [bounds[i][1] - bounds[i][0] for i in chunk]
-            batch = np.zeros((len(chunk), max(lengths)), dtype=np.float32)
-            for row, i in enumerate(chunk):
-                a, b = bounds[i]
-                batch[row, :b - a] = wav[a:b]
-            out[chunk] = self._embed_batch(batch, lengths)
+        for chunk in _same_length_batches([b - a for a, b in bounds], self.batch_size):
+            batch = np.stack([wav[bounds[i][0]:bounds[i][1]] for i in chunk])
+            out[chunk] = self._embed_batch(batch)
         return out

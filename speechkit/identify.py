@@ -55,13 +55,17 @@ def identify(centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray
 
 def enroll(embedder: Embedder, clips: dict[str, list[np.ndarray]],
            sample_rate: int = SAMPLE_RATE) -> dict[str, np.ndarray]:
-    """One voice print per name: the L2-normalised mean of the normalised embeddings of that
-    person's clips, each weighted by its duration (short clips give noisier embeddings)."""
+    """One voice print per name from that person's clips (mono arrays at ``sample_rate``).
+
+    The clips of a person are joined into one utterance and embedded once, so that short clips
+    (a second or less, common when enrolling from meeting turns) pool their frames instead of
+    each giving a poor embedding of its own; for long clips this equals, up to the embedder's
+    own windowing, the duration-weighted mean of their normalised embeddings.
+    """
     out = {}
     for name, wavs in clips.items():
-        if not wavs:
-            raise ValueError(f"no enrollment clips for {name!r}")
-        vectors = np.stack([embedder.embed(w, sample_rate=sample_rate) for w in wavs])
-        weights = np.array([len(w) for w in wavs], dtype=np.float64)
-        out[name] = l2_normalize((vectors * weights[:, None]).sum(0) / weights.sum())
+        wavs = [np.asarray(w, dtype=np.float32).ravel() for w in wavs]
+        if not any(len(w) for w in wavs):
+            raise ValueError(f"no enrollment audio for {name!r}")
+        out[name] = embedder.embed(np.concatenate(wavs), sample_rate=sample_rate)
     return out

@@ -106,8 +106,8 @@ def _write_arpa(lines: list[str], path: Path, order: int, max_discount: float) -
 
 
 def _check_options(order: int, max_discount: float) -> None:
-    if not 1 <= order <= 5:
-        raise ValueError(f"n-gram order must be 1 to 5, got {order}")
+    if not 2 <= order <= 5:  # KenLM loads bigrams and up; kaldingram builds up to 5-grams
+        raise ValueError(f"n-gram order must be 2 to 5, got {order}")
     if not 0 < max_discount < 1:
         raise ValueError(f"max_discount must be in (0, 1), got {max_discount}")
 

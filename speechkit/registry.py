@@ -139,19 +139,24 @@ def how_to_get(record: ModelRecord) -> str:
 
 
 def fetch(name: str) -> Path:
-    """Download a hub model (and the models it requires) into the Hugging Face cache."""
+    """Make a model available: download it (and what it requires) into the Hugging Face cache.
+
+    A model already on this machine is not downloaded again; its path is returned.
+    """
     record = get(name)
     for required in record.requires:
         fetch(required)
-    if record.hub is None:
+    if record.hub is None or available(name):
         return resolve(name)
     from huggingface_hub import snapshot_download
+    log.info("downloading %s from the Hugging Face Hub", record.hub)
     try:
         path = snapshot_download(record.hub, allow_patterns=list(record.hub_allow) or None)
-    except Exception as exc:  # network, auth (gated repositories) and hub errors alike
-        raise ModelNotAvailableError(f"could not download {record.name!r} from {record.hub}: {exc}. "
-                                     f"Gated repositories need their conditions accepted on the "
-                                     f"hub and a token in HF_TOKEN.") from None
+    except Exception as exc:  # network, authentication (gated repositories) and hub errors alike
+        reason = " ".join(str(exc).split()).rstrip(".")
+        raise ModelNotAvailableError(f"could not download {record.name!r} from {record.hub}: {reason}. "
+                                     f"(Gated repositories such as pyannote's need their conditions "
+                                     f"accepted on the hub and a token in HF_TOKEN.)") from None
     return Path(path)
 
 
@@ -192,7 +197,7 @@ def _module_path(spec: str) -> Path | None:
 def _join(record: ModelRecord, source: Path) -> Path:
     """Build the model's local folder from the package files, joining split files; atomic."""
     target = record.local_dir
-    if target.is_dir():
+    if target.is_dir() and any(target.iterdir()):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{record.name}.", dir=target.parent))

@@ -240,7 +240,8 @@ def test_short_and_empty_input(tiny_model):
 
 
 def test_missing_model_says_how_to_get_it(tmp_path):
-    with pytest.raises(ModelNotAvailableError, match="huggingface-cli download"):
+    how_to = "hf download facebook/wav2vec2-base-960h --local-dir DIR"
+    with pytest.raises(ModelNotAvailableError, match=how_to):
         CTCRecognizer(model="facebook/wav2vec2-base-960h", device="cpu", local_files_only=True)
     with pytest.raises(ModelNotAvailableError, match="no such CTC model folder"):
         CTCRecognizer(model=tmp_path / "nothing-here", device="cpu")

@@ -29,13 +29,13 @@ class Biasing:
 
     ``prompt``: free text given to decoders that take a prompt (Whisper ``initial_prompt``).
     ``hotwords``: words and phrases to favour (Whisper ``hotwords``; CTC score-level boost).
-    ``hotword_weight``: strength of the CTC hot-word boost.
+    ``hotword_weight``: strength of the CTC hot-word boost (None: the recognizer's default).
     ``lm_text``: text from which a decoder may build an n-gram LM (CTC + KenLM).
     """
 
     prompt: str | None = None
     hotwords: list[str] = field(default_factory=list)
-    hotword_weight: float = 10.0
+    hotword_weight: float | None = None
     lm_text: str | None = None
 
     def __bool__(self) -> bool:

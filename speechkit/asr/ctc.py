@@ -36,8 +36,8 @@ def build_decoder(labels: Sequence[str], lm_path: str | Path | None = None, *, a
                   beta: float = 1.0, unk_score_offset: float = -4.0) -> "BeamSearchDecoderCTC":
     """A pyctcdecode beam-search decoder over ``labels``, fused with the ARPA LM at ``lm_path``.
 
-    ``labels`` has one entry per log-probability column: ``""`` is the CTC blank, ``" "`` the
-    word break. ``alpha`` weighs the LM, ``beta`` rewards each word, ``unk_score_offset`` (log10)
+    ``labels`` has one character per log-probability column: ``""`` is the CTC blank, ``" "``
+    the word break. ``alpha`` weighs the LM, ``beta`` rewards each word, ``unk_score_offset`` (log10)
     penalises words outside the LM's vocabulary. pyctcdecode's default (-10) suits a large general
     LM; an LM of workspace text misses many common words, and at -10 the search bends them into
     workspace words (on the tests' constructed log-probabilities -4 makes fewer such errors).
@@ -57,6 +57,8 @@ def _check_labels(labels: Sequence[str]) -> None:
         raise ValueError("CTC labels need the blank '' and the word break ' '")
     if len(set(labels)) != len(labels):
         raise ValueError("CTC labels must be distinct")
+    if any(len(label) > 1 for label in labels):
+        raise ValueError("CTC labels must be single characters (a character vocabulary)")
 
 
 def _log_softmax(x: np.ndarray) -> np.ndarray:
@@ -125,7 +127,7 @@ class CTCRecognizer:
     ``device``: ``auto``, ``cpu``, ``cuda``; ``compute_type``: ``default`` (float16 on a GPU,
     float32 on a CPU), ``float32``, ``float16`` or ``bfloat16``.
     ``beam_width``, ``alpha`` (LM weight), ``beta`` (word bonus), ``unk_score_offset``: beam search.
-    ``hotword_weight``: hot-word boost; None uses ``Biasing.hotword_weight``.
+    ``hotword_weight``: hot-word boost, unless ``Biasing.hotword_weight`` sets one.
     ``lm_order``: order of the n-gram built from ``Biasing.lm_text`` (cached in ``lm_cache_dir``,
     default ``speechkit.lm.default_cache_dir()``).
     ``chunk_s``, ``context_s``: long regions go through the model in chunks of ``chunk_s``, each
@@ -139,7 +141,7 @@ class CTCRecognizer:
     beam_width: int = 64
     alpha: float = 0.5
     beta: float = 1.0
-    hotword_weight: float | None = None
+    hotword_weight: float = 10.0
     unk_score_offset: float = -4.0
     lm_order: int = 3
     lm_cache_dir: str | Path | None = None
@@ -162,6 +164,10 @@ class CTCRecognizer:
                              f"default, {', '.join(sorted(_DTYPES))}")
         self._dtype = getattr(torch, self.compute_type)
         self._model, self._features, tokenizer = self._load()
+        if self._features.sampling_rate != SAMPLE_RATE:
+            raise ModelNotAvailableError(
+                f"{self.model}: the model takes {self._features.sampling_rate} Hz audio; "
+                f"speechkit's stages pass {SAMPLE_RATE} Hz")
         self._model.to(self.device, dtype=self._dtype).eval()
         config = self._model.config
         self._hop = math.prod(config.conv_stride)
@@ -169,7 +175,7 @@ class CTCRecognizer:
             (k - 1) * math.prod(config.conv_stride[:i]) for i, k in enumerate(config.conv_kernel) if i)
         self.frame_s = self._hop / SAMPLE_RATE
         self._columns, self.labels = self._vocabulary(tokenizer, config.vocab_size)
-        self._alphabet = "".join(c for c in self.labels if len(c) == 1 and c != " ")
+        self._alphabet = "".join(c for c in self.labels if c.strip())
         self._plain = build_decoder(self.labels)
         self._lm_decoder: tuple[Path, Any] | None = None
 
@@ -181,7 +187,8 @@ class CTCRecognizer:
                 f"the ctc backend needs transformers (pip install transformers): {e}") from e
         how_to = (f"download a transformers CTC model folder (config.json, weights, vocab.json, "
                   f"preprocessor_config.json) on a machine with a network, e.g. "
-                  f"`huggingface-cli download {DEFAULT_HUB_MODEL} --local-dir DIR`, and pass model=DIR")
+                  f"`hf download {DEFAULT_HUB_MODEL} --local-dir DIR` (huggingface_hub), "
+                  f"and pass model=DIR")
 
         def load(source: str, local_only: bool) -> tuple[Any, Any, Any]:
             return (AutoModelForCTC.from_pretrained(source, local_files_only=local_only),
@@ -284,7 +291,7 @@ class CTCRecognizer:
         biasing = biasing or Biasing()
         decoder = self._decoder(biasing.lm_text)
         hotwords = [w for w in (normalize_text(h, self._alphabet) for h in biasing.hotwords) if w]
-        weight = self.hotword_weight if self.hotword_weight is not None else biasing.hotword_weight
+        weight = biasing.hotword_weight if biasing.hotword_weight is not None else self.hotword_weight
         duration = len(audio) / SAMPLE_RATE
         segments = []
         for start, end in [(0.0, duration)] if speech is None else speech:

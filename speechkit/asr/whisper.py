@@ -108,14 +108,14 @@ class WhisperRecognizer:
             clips = None
             if speech is not None:
                 clips = [{"start": s, "end": e} for s, e in plan_clips(audio, speech, self.max_clip_s)]
-            segments, _ = BatchedInferencePipeline(self.model).transcribe(
+            decoded, _ = BatchedInferencePipeline(self.model).transcribe(
                 audio, batch_size=self.batch_size, clip_timestamps=clips, **common)
         else:
-            clips = "0" if speech is None else [t for region in sorted(speech) for t in region]
-            segments, _ = self.model.transcribe(
-                audio, clip_timestamps=clips,
+            clips = None
+            decoded, _ = self.model.transcribe(
+                audio, clip_timestamps="0" if speech is None else [t for r in sorted(speech) for t in r],
                 condition_on_previous_text=self.condition_on_previous_text, **common)
-        return [seg for seg in map(_segment, segments) if seg.text]
+        return [seg for seg in (_segment(s, clips) for s in decoded) if seg is not None]
 
     def fit_biasing(self, biasing: Biasing | None) -> tuple[str | None, str | None]:
         """(prompt, hotwords) cut to fit ``prompt_token_budget`` tokens together.
@@ -191,8 +191,16 @@ def _quietest(audio: np.ndarray, lo: float, hi: float, sample_rate: int) -> floa
     return lo + int(np.argmin(energy)) * frame / sample_rate
 
 
-def _segment(seg: Any) -> Segment:
-    words = tuple(Word(w.word.strip(), float(w.start), float(w.end), float(w.probability))
-                  for w in (seg.words or ()) if w.word.strip())
-    return Segment(start=float(seg.start), end=float(seg.end), speaker="", text=seg.text.strip(),
-                   words=words)
+def _segment(decoded: Any, clips: list[dict] | None) -> Segment | None:
+    """A speechkit segment from a faster-whisper one; None if it holds no word.
+
+    Punctuation-only "words" (Whisper's filler on noise) are dropped. With batched ``clips``,
+    times are limited to the end of the clip the segment was decoded from: the batched word
+    alignment runs over whole seconds and can overshoot it.
+    """
+    end = float("inf")
+    if clips:
+        end = next((c["end"] for c in clips if c["start"] <= decoded.start < c["end"]), end)
+    words = [Word(w.word.strip(), float(min(w.start, end)), float(min(w.end, end)), float(w.probability))
+             for w in decoded.words or () if any(ch.isalnum() for ch in w.word)]
+    return Segment.from_words(words, speaker="") if words else None

@@ -79,8 +79,9 @@ class Vocabulary:
 class Edit:
     """One accepted replacement: words ``start:end`` of segment ``segment`` became ``new``.
 
-    ``gate`` says why it was allowed: ``confidence`` (the ASR was unsure), ``lm`` (the workspace
-    LM prefers it) or ``llm`` (an LLM proposed it and the guards passed it).
+    ``gate`` says why it was allowed: ``spoken-form`` (the words were exactly a spoken form of
+    the entry), ``confidence`` (the ASR was unsure), ``lm`` (the workspace LM prefers it) or
+    ``llm`` (an LLM proposed it and the guards passed it).
     """
 
     segment: int

@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-from speechkit.correct.spoken import Entry, normalize_word, score_matrix
+from speechkit.correct.spoken import Entry, normalize_word, possessive, score_matrix
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,10 @@ def check_rewrite(old: list[str], new: list[str], entries: tuple[Entry, ...],
         if op == "equal":
             kept += i2 - i1
             continue
-        used = _as_entries(b[j1:j2], lookup) if i2 > i1 and j2 > j1 else None
-        span = tuple(t for t in a[i1:i2] if t)
+        stems = [possessive(t)[0] for t in b[j1:j2]]
+        same_ending = i2 > i1 and j2 > j1 and possessive(a[i2 - 1])[1] == possessive(b[j2 - 1])[1]
+        used = _as_entries(stems, lookup) if same_ending else None
+        span = tuple(possessive(t)[0] for t in a[i1:i2] if t)
         if used and span and len(span) <= sum(e.max_words for e in used) + options.max_extra_words:
             joined = Entry.of(" ".join(e.canonical for e in used), "term") if len(used) > 1 else used[0]
             if score_matrix([span], [joined])[0, 0] >= options.min_similarity:

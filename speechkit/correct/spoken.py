@@ -195,6 +195,14 @@ def normalize_word(word: str) -> str:
     return word.strip(EDGE_PUNCTUATION + " ").lower()
 
 
+def possessive(token: str) -> tuple[str, str]:
+    """A normalised word split into stem and possessive ending ("devon's" -> "devon", "'s")."""
+    for ending in ("'s", "’s"):
+        if token.endswith(ending) and len(token) > len(ending):
+            return token[:-len(ending)], ending
+    return token, ""
+
+
 def compact(text: str) -> str:
     """Letters and digits only, lowercase: the written skeleton of a word or phrase."""
     return re.sub(r"[^0-9a-z]", "", text.lower())

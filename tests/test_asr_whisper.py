@@ -1,0 +1,168 @@
+"""faster-whisper recognition on the real recordings: accuracy, hot words in both paths, budgets."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import jiwer
+import numpy as np
+import pytest
+from whisper_normalizer.english import EnglishTextNormalizer
+
+from speechkit.asr import Biasing, make_recognizer
+from speechkit.asr.whisper import MAX_PROMPT_TOKENS, WhisperRecognizer, plan_clips
+from speechkit.audio import load_audio
+from speechkit.errors import ModelNotAvailableError
+
+JFK = ("And so my fellow Americans, ask not what your country can do for you, "
+       "ask what you can do for your country.")
+STEREO = ["He began a confused complaint against the wizard, who had vanished behind the curtain on the left.",
+          "The horizon seems extremely distant."]
+normalise = EnglishTextNormalizer()
+
+
+def wer(reference: str, segments: list) -> float:
+    return jiwer.wer(normalise(reference), normalise(" ".join(s.text for s in segments)))
+
+
+@pytest.fixture(scope="module")
+def tiny() -> dict[int, WhisperRecognizer]:
+    """tiny.en, sequential (batch_size=1) and batched (8); both share one loaded model."""
+    return {bs: make_recognizer("whisper", model="tiny.en", device="cpu", batch_size=bs) for bs in (1, 8)}
+
+
+@pytest.fixture(scope="module")
+def base() -> dict[int, WhisperRecognizer]:
+    return {bs: make_recognizer("whisper", model="base", device="cpu", batch_size=bs) for bs in (1, 8)}
+
+
+@pytest.fixture(scope="module")
+def fw(realdata: Path) -> Path:
+    return realdata / "faster-whisper"
+
+
+@pytest.mark.parametrize("batch_size", [1, 8])
+@pytest.mark.parametrize("model", ["tiny", "base"])
+def test_jfk_is_transcribed_exactly(request, fw: Path, model: str, batch_size: int) -> None:
+    recognizer = request.getfixturevalue(model)[batch_size]
+    segments = recognizer.transcribe(load_audio(fw / "jfk.flac"))
+    assert wer(JFK, segments) == 0.0
+    words = [w for s in segments for w in s.words]
+    assert len(words) == 22
+    assert all(s.speaker == "" for s in segments)
+    assert all(0.0 <= w.start <= w.end <= 11.0 and 0.0 <= w.confidence <= 1.0 for w in words)
+    assert [w.start for w in words] == sorted(w.start for w in words)
+    assert words[-1].text.strip(".").lower() == "country" and words[-1].end > 9.5
+
+
+@pytest.mark.parametrize("batch_size", [1, 8])
+@pytest.mark.parametrize("model", ["tiny", "base"])
+def test_hotword_appears_only_when_given(request, fw: Path, model: str, batch_size: int) -> None:
+    recognizer = request.getfixturevalue(model)[batch_size]
+    audio = load_audio(fw / "hotwords.mp3")
+    plain = " ".join(s.text for s in recognizer.transcribe(audio))
+    biased = " ".join(s.text for s in recognizer.transcribe(audio, biasing=Biasing(hotwords=["ComfyUI"])))
+    assert "ComfyUI" not in plain
+    assert "ComfyUI" in biased
+
+
+@pytest.mark.parametrize("batch_size", [1, 8])
+def test_prompt_alone_also_biases(tiny, fw: Path, batch_size: int) -> None:
+    segments = tiny[batch_size].transcribe(load_audio(fw / "hotwords.mp3"),
+                                           biasing=Biasing(prompt="Notes about ComfyUI and its nodes."))
+    assert "ComfyUI" in " ".join(s.text for s in segments)
+
+
+def test_both_paths_give_the_decoder_the_same_prompt(tiny, fw: Path, monkeypatch) -> None:
+    """faster-whisper 1.2.1: hot words and prompt reach get_prompt in both paths, same tokens."""
+    model = tiny[1].model
+    seen: list[list[int]] = []
+    original = model.get_prompt
+
+    def spy(tokenizer, previous_tokens, **kwargs):
+        prompt = original(tokenizer, previous_tokens, **kwargs)
+        seen.append(prompt[:prompt.index(tokenizer.sot)])  # <|startofprev|> hot words, prompt
+        return prompt
+
+    monkeypatch.setattr(model, "get_prompt", spy)
+    biasing = Biasing(prompt="Notes about nodes.", hotwords=["ComfyUI", "Stable Diffusion"])
+    audio = load_audio(fw / "hotwords.mp3")
+    tiny[1].transcribe(audio, biasing=biasing)
+    sequential = seen[:]
+    seen.clear()
+    tiny[8].transcribe(audio, biasing=biasing)
+    assert sequential and seen and sequential[0] == seen[0]
+    expected = model.hf_tokenizer.encode(" ComfyUI, Stable Diffusion Notes about nodes.",
+                                         add_special_tokens=False).ids
+    assert seen[0][1:] == expected
+
+
+@pytest.mark.parametrize("batch_size", [1, 8])
+@pytest.mark.parametrize("channel", [0, 1])
+def test_each_stereo_channel_alone(tiny, fw: Path, channel: int, batch_size: int) -> None:
+    audio = load_audio(fw / "stereo_diarization.wav", channel=channel)
+    assert wer(STEREO[channel], tiny[batch_size].transcribe(audio)) == 0.0
+
+
+@pytest.mark.parametrize("batch_size", [1, 8])
+def test_speech_regions_limit_decoding(tiny, fw: Path, batch_size: int) -> None:
+    audio = load_audio(fw / "jfk.flac")
+    segments = tiny[batch_size].transcribe(audio, speech=[(0.0, 4.6)])
+    words = [w for s in segments for w in s.words]
+    text = normalise(" ".join(s.text for s in segments))
+    assert text.startswith("and so my fellow americans")
+    assert "country" not in text  # "country" is first said at ~6 s
+    assert max(w.end for w in words) <= 4.7
+    second = tiny[batch_size].transcribe(audio, speech=[(8.0, 11.0)])
+    assert normalise(" ".join(s.text for s in second)).endswith("do for your country")
+    assert min(w.start for s in second for w in s.words) >= 7.9  # times are absolute
+
+
+@pytest.mark.parametrize("batch_size", [1, 8])
+def test_nothing_to_decode(tiny, batch_size: int) -> None:
+    recognizer = tiny[batch_size]
+    assert recognizer.transcribe(np.zeros(0, dtype=np.float32)) == []
+    assert recognizer.transcribe(np.zeros(16000 * 3, dtype=np.float32), speech=[]) == []
+    assert recognizer.transcribe(np.zeros(16000 * 5, dtype=np.float32)) == []  # its VAD finds none
+    with pytest.raises(ValueError, match="mono"):
+        recognizer.transcribe(np.zeros((2, 16000), dtype=np.float32))
+
+
+def test_biasing_is_budgeted_to_the_prompt_limit(tiny, caplog) -> None:
+    recognizer = tiny[1]
+    terms = ["ComfyUI", "Kubernetes"] + [f"term number {i}" for i in range(100)]
+    prompt = " ".join(f"sentence {i} of the agenda." for i in range(200))
+    with caplog.at_level(logging.WARNING, logger="speechkit.asr.whisper"):
+        fitted_prompt, hotwords = recognizer.fit_biasing(Biasing(prompt=prompt, hotwords=terms))
+    kept = hotwords.split(", ")
+    assert kept == terms[:len(kept)] and 2 < len(kept) < len(terms)  # priority order, tail dropped
+    total = recognizer.count_tokens(hotwords) + (recognizer.count_tokens(fitted_prompt) if fitted_prompt else 0)
+    assert total <= MAX_PROMPT_TOKENS
+    assert "dropped" in caplog.text and terms[-1] in caplog.text
+    # a prompt alone keeps its end, as much as fits
+    short = WhisperRecognizer(model="tiny.en", device="cpu", prompt_token_budget=40)
+    assert short.model is recognizer.model  # loaded once per process
+    fitted, none = short.fit_biasing(Biasing(prompt=prompt))
+    assert none is None and prompt.endswith(fitted)
+    assert 30 <= short.count_tokens(fitted) <= 40
+    assert recognizer.fit_biasing(Biasing()) == (None, None)
+
+
+def test_clip_plan_packs_regions_and_cuts_long_ones_at_pauses() -> None:
+    rng = np.random.default_rng(0)
+    audio = rng.normal(0, 0.1, 16000 * 80).astype(np.float32)
+    audio[int(35.0 * 16000):int(35.3 * 16000)] = 0.0  # a pause inside a 70 s region
+    clips = plan_clips(audio, [(1.0, 3.0), (4.0, 9.0), (9.5, 79.0)], max_clip_s=30.0)
+    assert clips[0] == (1.0, 9.0)  # neighbours share a clip
+    assert clips[1] == pytest.approx((9.5, 35.0))  # cut at the pause, not at 39.5
+    assert all(e - s <= 30.0 for s, e in clips)
+    assert clips[-1][1] == 79.0
+    assert all(a[1] == b[0] for a, b in zip(clips[1:], clips[2:]))  # the long region is covered
+
+
+def test_unknown_model_says_how_to_get_one(monkeypatch, tmp_path: Path) -> None:
+    import huggingface_hub.constants
+    monkeypatch.setenv("SPEECHKIT_MODELS_DIR", str(tmp_path))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    with pytest.raises(ModelNotAvailableError, match="speechkit models fetch whisper-large-v3"):
+        WhisperRecognizer(model="large-v3", device="cpu")

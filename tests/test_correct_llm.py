@@ -1,0 +1,264 @@
+"""The LLM corrector against a local OpenAI-compatible endpoint that misbehaves in the ways
+the OSynth paper (Appendix V) and real deployments do."""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from speechkit.correct import Vocabulary, make_corrector
+from speechkit.correct.llm import LLMCorrector
+from speechkit.errors import SpeechkitError
+from speechkit.metrics.wer import word_error_rate
+from speechkit.transcript import Segment, Transcript, Word
+from speechkit.workspace import Person
+
+KEY = "sk-test-PLANTED-4f1c9e2a7b"
+VOCAB = Vocabulary.build(["pacs.008", "camt.054", "P99", "Kubernetes"],
+                         [Person("p1", "Priya Sharma", ("Pri",)), Person("p2", "Devon Cross")])
+TURNS = [
+    "we moved the packs dot zero zero eight mapping to the camp dot zero five four flow today",
+    "so the p ninety nine latency was like one twenty milliseconds on the new cluster",
+    "pre a said the locking change fixed the race conditions in the registry last week",
+    "let us keep an eye on the numbers and check again before we ship on friday",
+]
+REFERENCE = [
+    "we moved the pacs.008 mapping to the camt.054 flow today",
+    "so the P99 latency was like one twenty milliseconds on the new cluster",
+    "Priya said the locking change fixed the race conditions in the registry last week",
+    "let us keep an eye on the numbers and check again before we ship on friday",
+]
+FIXES = {"packs dot zero zero eight": "pacs.008", "camp dot zero five four": "camt.054",
+         "p ninety nine": "P99", "pre a": "Priya"}
+
+Reply = tuple[int, str, float]  # HTTP status, body, delay (s)
+
+
+def transcript() -> Transcript:
+    segments = []
+    for i, text in enumerate(TURNS):
+        t0 = 20.0 * i
+        words = [Word(w, round(t0 + 0.4 * k, 2), round(t0 + 0.4 * k + 0.3, 2), 0.5)
+                 for k, w in enumerate(text.split())]
+        segments.append(Segment.from_words(words, f"S{i % 2}"))
+    return Transcript("m1", segments)
+
+
+def completion(content: str) -> str:
+    return json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]})
+
+
+def turns_of(request: dict) -> list[str]:
+    user = request["messages"][-1]["content"]
+    return json.loads(user.split("Turns:\n", 1)[1])
+
+
+class Endpoint:
+    """A local chat completions server answering with ``behaviour(request, call number)``."""
+
+    def __init__(self, behaviour: Callable[[dict, int], Reply]) -> None:
+        self.behaviour = behaviour
+        self.calls = 0
+        self.auth: list[str | None] = []
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                endpoint.calls += 1
+                endpoint.auth.append(self.headers.get("Authorization"))
+                status, text, delay = endpoint.behaviour(body, endpoint.calls)
+                time.sleep(delay)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(text.encode())))
+                    self.end_headers()
+                    self.wfile.write(text.encode())
+                except OSError:
+                    pass  # the client gave up (timeout)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def endpoint(monkeypatch) -> Iterator[Callable[[Callable[[dict, int], Reply]], Endpoint]]:
+    monkeypatch.setenv("SPEECHKIT_LLM_API_KEY", KEY)
+    monkeypatch.setenv("SPEECHKIT_LLM_MODEL", "test-model")
+    started: list[Endpoint] = []
+
+    def start(behaviour: Callable[[dict, int], Reply]) -> Endpoint:
+        server = Endpoint(behaviour)
+        monkeypatch.setenv("SPEECHKIT_LLM_BASE_URL", server.url)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.close()
+
+
+def corrector(**options) -> LLMCorrector:
+    return make_corrector("llm", **{"timeout_s": 2.0, "max_retries": 2, "backoff_s": 0.01, **options})
+
+
+def wer(segments: list[Segment]) -> float:
+    results = [word_error_rate(ref, seg.text) for ref, seg in zip(REFERENCE, segments)]
+    return sum(r.errors for r in results) / sum(r.reference_words for r in results)
+
+
+def compressing(request: dict, call: int) -> Reply:
+    """Deletes every fourth word of each turn (and fixes the jargon), as the paper observed."""
+    out = []
+    for turn in turns_of(request):
+        for spoken, canonical in FIXES.items():
+            turn = turn.replace(spoken, canonical)
+        out.append(" ".join(w for k, w in enumerate(turn.split()) if k % 4 != 3))
+    return 200, completion(json.dumps(out)), 0.0
+
+
+def fixing(request: dict, call: int) -> Reply:
+    out = []
+    for turn in turns_of(request):
+        for spoken, canonical in FIXES.items():
+            turn = turn.replace(spoken, canonical)
+        out.append(turn)
+    return 200, completion("```json\n" + json.dumps(out) + "\n```"), 0.0
+
+
+def test_compressing_rewrites_are_all_rejected_and_wer_is_unchanged(endpoint, caplog):
+    server = endpoint(compressing)
+    original = transcript()
+    result = corrector().correct(original, VOCAB)
+    assert [s.text for s in result.transcript.segments] == TURNS
+    assert result.transcript.segments == original.segments
+    assert wer(result.transcript.segments) == wer(original.segments) > 0.2
+    assert result.stats.summary()["rejected_turns"] == {"drops-words": 4}
+    assert result.stats.edits == []
+    assert server.auth == [f"Bearer {KEY}"]
+    assert KEY not in json.dumps(result.stats_dict()) and KEY not in caplog.text
+
+
+def test_proper_jargon_fixes_are_accepted_with_times(endpoint):
+    endpoint(fixing)
+    original = transcript()
+    result = corrector(batch_turns=3).correct(original, VOCAB)
+    assert [s.text for s in result.transcript.segments] == [
+        "we moved the pacs.008 mapping to the camt.054 flow today",
+        "so the P99 latency was like one twenty milliseconds on the new cluster",
+        "Priya said the locking change fixed the race conditions in the registry last week",
+        TURNS[3]]
+    assert wer(result.transcript.segments) == 0 < wer(original.segments)
+    first, old = result.transcript.segments[0], original.segments[0]
+    assert first.words[3].text == "pacs.008"
+    assert (first.words[3].start, first.words[3].end) == (old.words[3].start, old.words[7].end)
+    assert first.words[:3] == old.words[:3] and first.words[4] == old.words[8]
+    assert [(e.segment, e.old, e.new, e.gate) for e in result.stats.edits] == [
+        (0, "packs dot zero zero eight", "pacs.008", "llm"), (0, "camp dot zero five four", "camt.054", "llm"),
+        (1, "p ninety nine", "P99", "llm"), (2, "pre a", "Priya", "llm")]
+    assert result.stats.summary()["turns_changed"] == 3
+
+
+def test_the_prompt_carries_the_vocabulary_and_the_figure6_constraints(endpoint):
+    seen: list[dict] = []
+
+    def record(request: dict, call: int) -> Reply:
+        seen.append(request)
+        return fixing(request, call)
+
+    endpoint(record)
+    corrector(batch_turns=10).correct(transcript(), VOCAB)
+    (request,) = seen
+    assert request["model"] == "test-model" and request["temperature"] == 0.0
+    prompt = request["messages"][-1]["content"]
+    for needed in ("pacs.008", "Priya Sharma", "Pri", "Devon Cross", "paraphrase, reorder, or summarize",
+                   "JSON array of exactly 4 strings"):
+        assert needed in prompt
+    assert turns_of(request) == TURNS
+
+
+@pytest.mark.parametrize("reply, reason", [
+    (lambda req, n: (200, completion(json.dumps(turns_of(req)[:-1])), 0.0), "length-mismatch"),
+    (lambda req, n: (200, completion("Sure! Here are the corrected turns: pacs.008, P99"), 0.0), "invalid-json"),
+    (lambda req, n: (200, completion(json.dumps({"turns": turns_of(req)})), 0.0), "invalid-json"),
+])
+def test_a_malformed_answer_rejects_the_whole_batch(endpoint, reply, reason):
+    endpoint(reply)
+    result = corrector().correct(transcript(), VOCAB)
+    assert [s.text for s in result.transcript.segments] == TURNS
+    assert result.stats.summary()["rejected_batches"] == {reason: 1}
+    assert result.stats.failures == []
+
+
+def test_rate_limit_then_success_is_retried(endpoint):
+    def limited(request: dict, call: int) -> Reply:
+        return (429, json.dumps({"error": "slow down"}), 0.0) if call == 1 else fixing(request, call)
+
+    server = endpoint(limited)
+    result = corrector().correct(transcript(), VOCAB)
+    assert server.calls == 2
+    assert result.transcript.segments[1].text.startswith("so the P99 latency")
+    assert result.stats.failures == []
+
+
+def test_server_errors_are_retried_a_bounded_number_of_times_then_counted(endpoint, caplog):
+    caplog.set_level(logging.DEBUG)
+    # the error body even echoes the key: it must not leak
+    server = endpoint(lambda req, n: (500, json.dumps({"error": f"bad key {KEY}"}), 0.0))
+    result = corrector(max_retries=2, batch_turns=2).correct(transcript(), VOCAB)
+    assert server.calls == 6  # 2 batches x (1 try + 2 retries)
+    assert [s.text for s in result.transcript.segments] == TURNS
+    assert result.stats.summary()["failures"] == {"http-500": 2}
+    assert "after 3 tries" in result.stats.failures[0].detail
+    dumped = json.dumps(result.stats_dict()) + caplog.text + repr(make_corrector("llm"))
+    assert KEY not in dumped and "PLANTED" not in dumped
+    assert "kept as they were" in caplog.text
+
+
+def test_a_slow_endpoint_times_out_and_keeps_the_turns(endpoint):
+    server = endpoint(lambda req, n: fixing(req, n)[:2] + (1.5,))
+    started = time.monotonic()
+    result = corrector(timeout_s=0.2, max_retries=1).correct(transcript(), VOCAB)
+    assert time.monotonic() - started < 20  # bounded; the server would answer each in 1.5 s
+    assert server.calls == 2
+    assert [s.text for s in result.transcript.segments] == TURNS
+    assert result.stats.summary()["failures"] == {"timeout": 1}
+
+
+def test_no_server_and_client_errors_are_failures_not_crashes(endpoint, monkeypatch):
+    monkeypatch.setenv("SPEECHKIT_LLM_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+    result = corrector(max_retries=1).correct(transcript(), VOCAB)
+    assert result.stats.summary()["failures"] == {"connection": 1}
+    endpoint(lambda req, n: (401, json.dumps({"error": "no"}), 0.0))
+    server_result = corrector().correct(transcript(), VOCAB)
+    assert server_result.stats.summary()["failures"] == {"http-401": 1}
+    assert [s.text for s in server_result.transcript.segments] == TURNS
+
+
+def test_configuration_comes_from_the_environment(monkeypatch):
+    for name in ("SPEECHKIT_LLM_BASE_URL", "OPENAI_BASE_URL", "SPEECHKIT_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(SpeechkitError, match="SPEECHKIT_LLM_BASE_URL"):
+        make_corrector("llm")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1/")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    llm = make_corrector("llm", model="m")
+    assert llm.base_url == "http://127.0.0.1:1/v1" and llm.model == "m"
+    assert KEY not in repr(llm) and KEY not in repr(llm.options)
+    assert re.search(r"unknown llm corrector options: api_key", str(pytest.raises(ValueError, LLMCorrector, api_key=KEY).value))

@@ -1,0 +1,118 @@
+"""The model registry: offline listing, resolution order, the base-model join, clear errors."""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from speechkit import registry
+from speechkit.cli import main
+from speechkit.errors import ModelNotAvailableError
+
+BRIEF_MODELS = ["whisper-tiny.en", "whisper-base", "whisper-small", "whisper-medium", "whisper-large-v3",
+                "silero-vad", "speechbrain-vad-crdnn", "pyannote-segmentation-3.0",
+                "pyannote-speaker-diarization-3.1", "resemblyzer", "speechbrain-ecapa-voxceleb",
+                "speechbrain-wav2vec2-commonvoice-14-en", "wav2vec2-base-960h"]
+
+
+@pytest.fixture
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Empty local model folder and Hugging Face cache; the hub is unreachable."""
+    import huggingface_hub.constants
+    monkeypatch.setenv("SPEECHKIT_MODELS_DIR", str(tmp_path / "models"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    return tmp_path
+
+
+def test_registry_lists_every_model_with_its_facts() -> None:
+    records = registry.load_registry()
+    assert set(BRIEF_MODELS) <= set(records)
+    for record in records.values():
+        assert record.stage in {"vad", "asr", "diarize", "embed"}
+        assert record.package or record.hub, record.name
+        assert record.licence and record.size_mb > 0
+        assert set(record.requires) <= set(records)
+    assert records["whisper-base"].package.join  # the two-part package
+
+
+def test_list_works_offline(offline: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["models", "list"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert set(BRIEF_MODELS) <= set(lines)
+    assert "yes (package)" in lines["whisper-tiny.en"]
+    assert "yes (package)" in lines["whisper-base"]
+    assert "yes (package)" in lines["silero-vad"]
+    assert " no " in lines["whisper-large-v3"] and "3.1 GB" in lines["whisper-large-v3"]
+    assert main(["models", "list", "--stage", "vad"]) == 0
+    assert {line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]} == {
+        "silero-vad", "speechbrain-vad-crdnn", "pyannote-segmentation-3.0"}
+
+
+def test_hub_only_model_offline_says_how_to_get_it(offline: Path) -> None:
+    assert not registry.available("whisper-small")
+    with pytest.raises(ModelNotAvailableError) as info:
+        registry.resolve("whisper-small")
+    message = str(info.value)
+    assert "`speechkit models fetch whisper-small`" in message
+    assert str(offline / "models" / "whisper-small") in message
+    assert "Systran/faster-whisper-small" in message
+
+
+def test_fetch_without_network_is_a_clear_error(offline: Path, capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(ModelNotAvailableError, match="could not download 'whisper-small'"):
+        registry.fetch("whisper-small")
+    assert main(["models", "fetch", "whisper-small"]) == 1
+    assert "could not download 'whisper-small'" in capsys.readouterr().err
+    # a model that is already here needs no network
+    assert registry.fetch("whisper-tiny.en") == registry.resolve("whisper-tiny.en")
+
+
+def test_tiny_en_resolves_to_the_package_folder() -> None:
+    path = registry.resolve("whisper-tiny.en")
+    assert {"model.bin", "config.json", "tokenizer.json"} <= {p.name for p in path.iterdir()}
+    assert registry.source_of("whisper-tiny.en") == "package"
+
+
+def test_base_is_joined_once_atomically(offline: Path) -> None:
+    parts = [registry._module_path(p) for p in registry.get("whisper-base").package.join["model.bin"]]
+    results: list[Path] = []
+    threads = [threading.Thread(target=lambda: results.append(registry.resolve("whisper-base")))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    target = offline / "models" / "whisper-base"
+    assert results == [target, target]
+    assert (target / "model.bin").stat().st_size == sum(p.stat().st_size for p in parts)
+    assert {p.name for p in target.iterdir()} == {"model.bin", "config.json", "tokenizer.json",
+                                                  "vocabulary.txt"}
+    assert [p.name for p in target.parent.iterdir()] == ["whisper-base"]  # no temporary folders left
+    stamp = (target / "model.bin").stat().st_mtime_ns
+    assert registry.resolve("whisper-base") == target
+    assert (target / "model.bin").stat().st_mtime_ns == stamp  # not rebuilt
+
+
+def test_local_folder_and_hub_cache_are_found(offline: Path) -> None:
+    local = offline / "models" / "whisper-medium"
+    local.mkdir(parents=True)
+    (local / "model.bin").write_bytes(b"x")
+    assert registry.resolve("whisper-medium") == local
+    assert registry.source_of("whisper-medium") == "local"
+
+    repo = offline / "hf" / "models--speechbrain--spkrec-ecapa-voxceleb"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    (repo / "snapshots" / commit).mkdir(parents=True)
+    (repo / "snapshots" / commit / "hyperparams.yaml").write_text("x: 1\n")
+    assert registry.resolve("speechbrain-ecapa-voxceleb") == repo / "snapshots" / commit
+    assert registry.source_of("speechbrain-ecapa-voxceleb") == "hub cache"
+
+
+def test_paths_and_unknown_names(tmp_path: Path) -> None:
+    assert registry.resolve(tmp_path) == tmp_path
+    with pytest.raises(ModelNotAvailableError, match=r"unknown model 'whisper-huge'.*whisper-tiny\.en"):
+        registry.resolve("whisper-huge")
