@@ -184,11 +184,14 @@ def _ffmpeg_knows(path: Path) -> bool:
 
 
 def _probe(path: Path) -> dict:
-    """Sample rate, channel count and duration (None if unknown) of the first audio stream."""
+    """Sample rate, channel count and duration (None if unknown) of the first audio stream.
+
+    ffmpeg and ffprobe get absolute paths so that a name like ``a:b.mp3`` is not read as a protocol.
+    """
     if shutil.which("ffprobe") is None:
         raise AudioError(path, f"decoding {path.suffix or 'this'} files needs ffmpeg (ffprobe not found)")
     cmd = ["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries",
-           "stream=sample_rate,channels,duration:format=duration", "-of", "json", str(path)]
+           "stream=sample_rate,channels,duration:format=duration", "-of", "json", str(path.absolute())]
     result = subprocess.run(cmd, capture_output=True, text=True)
     streams = json.loads(result.stdout or "{}").get("streams", []) if result.returncode == 0 else []
     stream = streams[0] if streams else {}
@@ -203,7 +206,7 @@ def _probe(path: Path) -> dict:
 def _ffmpeg_blocks(path: Path) -> tuple[int, int, Iterator[np.ndarray]]:
     info = _probe(path)
     rate, channels = info["sample_rate"], info["channels"]
-    cmd = ["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-map", "0:a:0",
+    cmd = ["ffmpeg", "-nostdin", "-v", "error", "-i", str(path.absolute()), "-map", "0:a:0",
            "-f", "f32le", "-acodec", "pcm_f32le", "-"]
 
     def blocks() -> Iterator[np.ndarray]:
@@ -240,4 +243,4 @@ def _last_line(text: str, path: Path) -> str:
     if not lines:
         return ""
     line = re.sub(r"^\[[^]]*@ 0x[0-9a-f]+\]\s*", "", lines[-1])
-    return line.removeprefix(f"{path}: ")
+    return line.removeprefix(f"{path.absolute()}: ")

@@ -135,19 +135,16 @@ class Diarizer:
         windows = sliding_windows(speech, self.window_s, self.step_s)
         emb = self.embedder.embed_windows(audio, windows, sample_rate=sample_rate)
         k = num_speakers if num_speakers is not None else self.num_speakers
-        labels = self._cluster(emb, windows, k)
-        labels = self._smooth(labels, windows, speech)
-        order = list(dict.fromkeys(labels))  # first appearance; windows are in time order
-        labels = np.array([order.index(c) for c in labels])
-        centroids = np.stack([l2_normalize(emb[labels == c].mean(0)) for c in range(len(order))])
-        turns = self._turns(labels, emb, centroids, windows, speech)
-        names = {t.speaker for t in turns}
+        labels = self._smooth(self._cluster(emb, windows, k), windows, speech)
+        _, labels = np.unique(labels, return_inverse=True)  # clusters 0..n-1
+        centroids = l2_normalize(np.stack([emb[labels == c].mean(0) for c in range(labels.max() + 1)]))
+        runs = sorted(self._runs(labels, emb, centroids, windows, speech))
+        order = {c: speaker_label(i) for i, c in enumerate(dict.fromkeys(c for _, _, c in runs))}
         return Diarization(
-            turns=turns,
-            centroids={speaker_label(c): centroids[c] for c in range(len(order))
-                       if speaker_label(c) in names},
+            turns=[Segment(start=s, end=e, speaker=order[c]) for s, e, c in runs],
+            centroids={order[c]: centroids[c] for c in order},
             windows=windows,
-            window_labels=[speaker_label(c) for c in labels],
+            window_labels=[order.get(c, "") for c in labels],
             window_embeddings=emb if self.keep_embeddings else None)
 
     def _cluster(self, emb: np.ndarray, windows: list[tuple[float, float]],
@@ -208,22 +205,33 @@ class Diarizer:
                 out[i] = labels[i] if labels[i] in best else best[0]
         return out
 
-    def _turns(self, labels: np.ndarray, emb: np.ndarray, centroids: np.ndarray,
-               windows: list[tuple[float, float]], speech: list[tuple[float, float]]) -> list[Segment]:
-        """Frame-level labels from centre-weighted window votes, runs of frames as turns, plus
-        overlapped turns for ambiguous windows."""
-        k = len(centroids)
-        end = max(e for _, e in speech)
-        n_frames = int(np.ceil(end / FRAME_S))
-        votes = np.zeros((n_frames, k))
+    def _runs(self, labels: np.ndarray, emb: np.ndarray, centroids: np.ndarray,
+              windows: list[tuple[float, float]],
+              speech: list[tuple[float, float]]) -> list[tuple[float, float, int]]:
+        """``(start, end, cluster)`` turns: every 10 ms frame of speech takes the label its
+        covering windows vote for (each weighted towards its centre); overlapped turns are added
+        for ambiguous windows (``overlap_margin``)."""
+        n_frames = int(np.ceil(max(e for _, e in speech) / FRAME_S))
+        votes = np.zeros((n_frames, len(centroids)))
         second = np.full(n_frames, -1)
         sims = emb @ centroids.T
         for (s, e), c, sim in zip(windows, labels, sims):
-            a, b = int(round(s / FRAME_S)), max(int(round(s / FRAME_S)) + 1, int(round(e / FRAME_S)))
+            a = int(round(s / FRAME_S))
+            b = max(a + 1, int(round(e / FRAME_S)))
             t = np.arange(a, b) + 0.5
-            weight = 1.0 - np.abs(t - (a + b) / 2) / ((b - a) / 2 + 1)  # triangle, > 0 at edges
-            votes[a:b, c] += weight
-            if self.overlap_margin is not None and k > 1:
+            w = 1.0 - np.abs(t - (a + b) / 2) / ((b - a) / 2 + 1)  # triangle, > 0
+            import os
+            mode = os.environ.get('VOTE', 'onehot')
+            if mode == 'onehot':
+                votes[a:b, c] += w
+            elif mode == 'margin':
+                other = np.max(np.delete(sim, c)) if len(sim) > 1 else 0.0
+                votes[a:b, c] += w * max(sim[c] - other, 0.01)
+            elif mode == 'soft':
+                votes[a:b] += w[:, None] * sim[None, :]
+            elif mode == 'softexp':
+                p_ = np.exp((sim - sim.max()) / 0.02); votes[a:b] += w[:, None] * (p_ / p_.sum())[None, :]
+            if self.overlap_margin is not None and len(centroids) > 1:
                 o = int(np.argsort(sim)[-2]) if np.argmax(sim) == c else int(np.argmax(sim))
                 if sim[o] >= self.threshold and sim[c] - sim[o] <= self.overlap_margin:
                     mid, half = (a + b) // 2, int(round(self.step_s / FRAME_S / 2))
@@ -233,8 +241,7 @@ class Diarizer:
             in_speech[int(round(s / FRAME_S)):int(round(e / FRAME_S))] = True
         main = np.where(in_speech & (votes.sum(1) > 0), votes.argmax(1), -1)
         second = np.where(in_speech & (second != main), second, -1)
-        turns = _runs(main) + _runs(second)
-        return sorted(turns, key=lambda t: (t.start, t.end, t.speaker))
+        return _frame_runs(main) + _frame_runs(second)
 
 
 def _in_hf_cache(repo_id: str, filename: str) -> bool:
@@ -244,16 +251,12 @@ def _in_hf_cache(repo_id: str, filename: str) -> bool:
     return isinstance(try_to_load_from_cache(repo_id, filename), str)
 
 
-def _runs(frame_labels: np.ndarray) -> list[Segment]:
-    """Turns for the runs of equal, non-negative labels in a frame sequence."""
-    turns = []
+def _frame_runs(frame_labels: np.ndarray) -> list[tuple[float, float, int]]:
+    """``(start, end, label)`` for the runs of equal, non-negative labels of a frame sequence."""
     change = np.flatnonzero(np.diff(frame_labels)) + 1
     bounds = np.concatenate(([0], change, [len(frame_labels)]))
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        if frame_labels[a] >= 0:
-            turns.append(Segment(start=round(a * FRAME_S, 3), end=round(b * FRAME_S, 3),
-                                 speaker=speaker_label(int(frame_labels[a]))))
-    return turns
+    return [(round(a * FRAME_S, 3), round(b * FRAME_S, 3), int(frame_labels[a]))
+            for a, b in zip(bounds[:-1], bounds[1:]) if frame_labels[a] >= 0]
 
 
 @dataclass

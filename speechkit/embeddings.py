@@ -225,12 +225,12 @@ class EcapaEmbedder:
                 return EncoderClassifier.from_hparams(
                     source=str(folder.resolve()), savedir=self.savedir, run_opts=run_opts,
                     overrides={"pretrained_path": str(folder.resolve())}, overrides_must_match=False)
-            except (OSError, ValueError) as e:
+            except (OSError, ValueError, RuntimeError) as e:  # missing or mismatched checkpoint
                 raise ModelNotAvailableError(f"{folder}: cannot load the ECAPA model ({e}); {how_to}") from e
         source = str(self.source)
         if source.startswith((".", "/", "~")) or source.count("/") != 1:
             raise ModelNotAvailableError(f"{source}: no such ECAPA model folder; {how_to}")
-        errors = []
+        errors = []  # the Hugging Face cache first, then (unless local_files_only) the hub
         for allow_network in (False,) if self.local_files_only else (False, True):
             try:
                 return EncoderClassifier.from_hparams(

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from speechkit.embeddings import SAMPLE_RATE, Embedder, l2_normalize
+from speechkit.embeddings import SAMPLE_RATE, Embedder, ResemblyzerEmbedder, l2_normalize
 
-# Resemblyzer's cosine scale: the same voice in another recording scores about 0.85-0.95,
-# other voices 0.6-0.8. For ECAPA pass ``embedder.match_threshold``.
-DEFAULT_THRESHOLD = 0.75
+# On Resemblyzer's cosine scale (the default backend); with another backend pass its
+# ``embedder.match_threshold``.
+DEFAULT_THRESHOLD = ResemblyzerEmbedder.match_threshold
 
 
 def cosine_scores(centroids: dict[str, np.ndarray],

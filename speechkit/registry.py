@@ -9,6 +9,7 @@ from the hub on a machine with a network.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import logging
@@ -53,6 +54,7 @@ class ModelRecord:
     licence: str
     size_mb: float
     description: str = ""
+    aliases: tuple[str, ...] = ()
     package: PackageSource | None = None
     hub: str | None = None
     hub_allow: tuple[str, ...] = ()
@@ -83,18 +85,22 @@ def load_registry(path: Path = REGISTRY_FILE) -> dict[str, ModelRecord]:
             package = PackageSource(pip=tuple(package["pip"]), locate=package["locate"],
                                     join={k: tuple(v) for k, v in package.get("join", {}).items()})
         record = ModelRecord(package=package, hub_allow=tuple(entry.pop("hub_allow", ())),
-                             requires=tuple(entry.pop("requires", ())), **entry)
+                             requires=tuple(entry.pop("requires", ())),
+                             aliases=tuple(entry.pop("aliases", ())), **entry)
         records[record.name] = record
     return records
 
 
 def get(name: str) -> ModelRecord:
-    """The record of the model called ``name``."""
+    """The record of the model called ``name`` (or with ``name`` among its aliases)."""
     records = load_registry()
-    if name not in records:
-        raise ModelNotAvailableError(f"unknown model {name!r}; the registry ({REGISTRY_FILE}) lists: "
-                                     f"{', '.join(records)}. A path to a model folder also works.")
-    return records[name]
+    if name in records:
+        return records[name]
+    for record in records.values():
+        if name in record.aliases:
+            return record
+    raise ModelNotAvailableError(f"unknown model {name!r}; the registry ({REGISTRY_FILE}) lists: "
+                                 f"{', '.join(records)}. A path to a model folder also works.")
 
 
 def resolve(name: str | Path) -> Path:
@@ -103,7 +109,7 @@ def resolve(name: str | Path) -> Path:
     Joins split package files into the model's local folder on first use (atomically).
     Raises ModelNotAvailableError with instructions when the model is not on this machine.
     """
-    if str(name) not in load_registry() and Path(name).expanduser().exists():
+    if not _known(str(name)) and Path(name).expanduser().exists():
         return Path(name).expanduser()
     record = get(str(name))
     where, path = _locate(record)
@@ -138,6 +144,30 @@ def how_to_get(record: ModelRecord) -> str:
             f"machine. Get it with " + ", or ".join(ways) + ".")
 
 
+def model_hash(name: str | Path) -> str:
+    """A fingerprint of a model's files (resolved as :func:`resolve` does), for run manifests.
+
+    sha256 over each file's relative path, size and content (``__pycache__`` skipped); of files
+    over 2 MiB only the first and last MiB are read, so multi-GB weights cost milliseconds.
+    """
+    path = resolve(name)
+    files = [path]
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    digest = hashlib.sha256()
+    for file in files:
+        size = file.stat().st_size
+        digest.update(f"{file.relative_to(path) if path.is_dir() else file.name}\0{size}\0".encode())
+        with open(file, "rb") as handle:
+            if size <= 2 << 20:
+                digest.update(handle.read())
+            else:
+                digest.update(handle.read(1 << 20))
+                handle.seek(-(1 << 20), os.SEEK_END)
+                digest.update(handle.read())
+    return digest.hexdigest()[:16]
+
+
 def fetch(name: str) -> Path:
     """Make a model available: download it (and what it requires) into the Hugging Face cache.
 
@@ -158,6 +188,14 @@ def fetch(name: str) -> Path:
                                      f"(Gated repositories such as pyannote's need their conditions "
                                      f"accepted on the hub and a token in HF_TOKEN.)") from None
     return Path(path)
+
+
+def _known(name: str) -> bool:
+    try:
+        get(name)
+    except ModelNotAvailableError:
+        return False
+    return True
 
 
 def _locate(record: ModelRecord) -> tuple[str | None, Path | None]:

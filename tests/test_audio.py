@@ -154,6 +154,12 @@ def test_bad_files_raise_audio_error_naming_the_file(bad_files: dict, name: str)
     assert words in str(info.value)
 
 
+def test_duration_checks_the_file_too(bad_files: dict) -> None:
+    for name in ("missing", "zero_bytes", "truncated_wav", "text_as_mp3", "no_frames"):
+        with pytest.raises(AudioError):
+            audio_duration(bad_files[name][0])
+
+
 def test_nan_error_says_where(bad_files: dict) -> None:
     path, _ = bad_files["nan"]
     with pytest.raises(AudioError, match=r"first at 0\.500 s"):

@@ -90,7 +90,7 @@ class Endpoint:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
 
     def close(self) -> None:
         self.server.shutdown()
@@ -148,7 +148,11 @@ def test_compressing_rewrites_are_all_rejected_and_wer_is_unchanged(endpoint, ca
     result = corrector().correct(original, VOCAB)
     assert [s.text for s in result.transcript.segments] == TURNS
     assert result.transcript.segments == original.segments
-    assert wer(result.transcript.segments) == wer(original.segments) > 0.2
+    assert wer(result.transcript.segments) == wer(original.segments) > 0.1
+    # what keeping the rewrites would have cost, despite their jargon fixes
+    compressed = json.loads(json.loads(compressing({"messages": [{"content": "Turns:\n" + json.dumps(TURNS)}]},
+                                                   1)[1])["choices"][0]["message"]["content"])
+    assert wer([Segment(0, 1, "S", text=t) for t in compressed]) > wer(original.segments)
     assert result.stats.summary()["rejected_turns"] == {"drops-words": 4}
     assert result.stats.edits == []
     assert server.auth == [f"Bearer {KEY}"]
@@ -196,6 +200,7 @@ def test_the_prompt_carries_the_vocabulary_and_the_figure6_constraints(endpoint)
 @pytest.mark.parametrize("reply, reason", [
     (lambda req, n: (200, completion(json.dumps(turns_of(req)[:-1])), 0.0), "length-mismatch"),
     (lambda req, n: (200, completion("Sure! Here are the corrected turns: pacs.008, P99"), 0.0), "invalid-json"),
+    (lambda req, n: (200, completion("Here: " + json.dumps(turns_of(req)) + " [sic]"), 0.0), "invalid-json"),
     (lambda req, n: (200, completion(json.dumps({"turns": turns_of(req)})), 0.0), "invalid-json"),
 ])
 def test_a_malformed_answer_rejects_the_whole_batch(endpoint, reply, reason):
@@ -233,10 +238,8 @@ def test_server_errors_are_retried_a_bounded_number_of_times_then_counted(endpoi
 
 def test_a_slow_endpoint_times_out_and_keeps_the_turns(endpoint):
     server = endpoint(lambda req, n: fixing(req, n)[:2] + (1.5,))
-    started = time.monotonic()
     result = corrector(timeout_s=0.2, max_retries=1).correct(transcript(), VOCAB)
-    assert time.monotonic() - started < 20  # bounded; the server would answer each in 1.5 s
-    assert server.calls == 2
+    assert server.calls == 2  # one try and one retry, each given up after 0.2 s
     assert [s.text for s in result.transcript.segments] == TURNS
     assert result.stats.summary()["failures"] == {"timeout": 1}
 

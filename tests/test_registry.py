@@ -112,6 +112,22 @@ def test_local_folder_and_hub_cache_are_found(offline: Path) -> None:
     assert registry.source_of("speechbrain-ecapa-voxceleb") == "hub cache"
 
 
+def test_aliases_and_model_hash(offline: Path) -> None:
+    assert registry.resolve("tiny.en") == registry.resolve("whisper-tiny.en")
+    assert registry.get("large-v3").name == "whisper-large-v3"
+    local = offline / "models" / "whisper-medium"
+    local.mkdir(parents=True)
+    (local / "config.json").write_text("{}")
+    (local / "model.bin").write_bytes(bytes(3 << 20))
+    first = registry.model_hash("medium")
+    assert first == registry.model_hash("whisper-medium") and len(first) == 16
+    with open(local / "model.bin", "r+b") as handle:  # change the last MiB of a large file
+        handle.seek(-10, 2)
+        handle.write(b"x")
+    assert registry.model_hash("medium") != first
+    assert registry.model_hash("silero-vad") == registry.model_hash("silero-vad")
+
+
 def test_paths_and_unknown_names(tmp_path: Path) -> None:
     assert registry.resolve(tmp_path) == tmp_path
     with pytest.raises(ModelNotAvailableError, match=r"unknown model 'whisper-huge'.*whisper-tiny\.en"):

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,12 +45,6 @@ def load_model(path: str, device: str = "cpu", compute_type: str = "int8", cpu_t
                         cpu_threads=cpu_threads)
 
 
-def model_path(model: str) -> Path:
-    """The folder of a Whisper model given as ``tiny.en``, ``whisper-base`` or a path."""
-    name = f"whisper-{model}"
-    return registry.resolve(name if name in registry.load_registry() else model)
-
-
 class WhisperRecognizer:
     """faster-whisper recognizer; see the module docstring for batching and biasing.
 
@@ -59,7 +52,9 @@ class WhisperRecognizer:
     folder), ``device`` (``auto``/``cpu``/``cuda[:N]``), ``compute_type`` (CTranslate2 type;
     default float16 on GPU, int8 on CPU), ``batch_size`` (1 = sequential decoding),
     ``beam_size``, ``language`` (None detects it), ``condition_on_previous_text`` (sequential
-    path only; off by default because it copies earlier text on repetitive speech),
+    path only; off by default because it copies earlier text on repetitive speech; when on,
+    faster-whisper adds up to 223 tokens of earlier text after the hot words, which leaves
+    little room for decoding if the hot words are long),
     ``prompt_token_budget`` (tokens for hot words + prompt, at most 223), ``max_clip_s``
     (longest clip the batched path decodes, at most 30), ``cpu_threads`` (0 = CTranslate2's
     default) and ``progress`` (tqdm bar on stderr).
@@ -78,7 +73,7 @@ class WhisperRecognizer:
             raise ValueError("batch_size must be at least 1")
         self.device = resolve_device(device)
         self.compute_type = compute_type or default_compute_type(self.device)
-        self.model = load_model(str(model_path(model)), self.device, self.compute_type, cpu_threads)
+        self.model = load_model(str(registry.resolve(model)), self.device, self.compute_type, cpu_threads)
         self.batch_size = batch_size
         self.beam_size = beam_size
         self.language = language

