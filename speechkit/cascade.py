@@ -74,7 +74,7 @@ class Cascade:
         options = self.recipe.stage(name) or {}
         if name == "vad":
             from speechkit.vad import make_vad
-            return make_vad(**options)
+            return make_vad(device=device, **options)
         if name == "asr":
             backend = options.pop("backend", "whisper")
             return make_recognizer(backend, device=device, **options)

@@ -219,18 +219,7 @@ class Diarizer:
             a = int(round(s / FRAME_S))
             b = max(a + 1, int(round(e / FRAME_S)))
             t = np.arange(a, b) + 0.5
-            w = 1.0 - np.abs(t - (a + b) / 2) / ((b - a) / 2 + 1)  # triangle, > 0
-            import os
-            mode = os.environ.get('VOTE', 'onehot')
-            if mode == 'onehot':
-                votes[a:b, c] += w
-            elif mode == 'margin':
-                other = np.max(np.delete(sim, c)) if len(sim) > 1 else 0.0
-                votes[a:b, c] += w * max(sim[c] - other, 0.01)
-            elif mode == 'soft':
-                votes[a:b] += w[:, None] * sim[None, :]
-            elif mode == 'softexp':
-                p_ = np.exp((sim - sim.max()) / 0.02); votes[a:b] += w[:, None] * (p_ / p_.sum())[None, :]
+            votes[a:b, c] += 1.0 - np.abs(t - (a + b) / 2) / ((b - a) / 2 + 1)  # triangle, > 0
             if self.overlap_margin is not None and len(centroids) > 1:
                 o = int(np.argsort(sim)[-2]) if np.argmax(sim) == c else int(np.argmax(sim))
                 if sim[o] >= self.threshold and sim[c] - sim[o] <= self.overlap_margin:
