@@ -48,7 +48,8 @@ class StageCache:
             else:
                 self.hits[stage] = self.hits.get(stage, 0) + 1
                 return value
-        value = compute()
+        # Round-trip through JSON so a fresh result is exactly what a rerun will read back.
+        value = json.loads(json.dumps(compute()))
         self.misses[stage] = self.misses.get(stage, 0) + 1
         if path is not None:
             write_json(path, value)

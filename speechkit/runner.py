@@ -64,44 +64,58 @@ def default_out(recipe: Recipe, ws: Workspace) -> Path:
     return Path("runs") / f"{recipe.name}-{ws.name}"
 
 
-def run_workspace(recipe: Recipe, ws: Workspace, out: str | Path | None = None,
-                  cascade: Cascade | None = None, progress: bool = True) -> RunResult:
-    """Run ``recipe`` on every meeting of ``ws`` into ``out``, then score and report."""
-    from speechkit.report import write_report
-    from speechkit.scoring import score_workspace
+def run_meetings(recipe: Recipe, ws: Workspace, out: Path, cascade: Cascade, cache: StageCache,
+                 progress: bool = True) -> dict[str, CascadeResult]:
+    """Run the cascade on each meeting in calendar order, writing its transcripts when it is done.
 
-    out = Path(out) if out else default_out(recipe, ws)
-    transcripts = out / "transcripts"
-    cache = StageCache(out / "cache")
-    cascade = cascade or Cascade(recipe)
+    Each meeting's L2/L3 context is built from the results of the meetings before it.
+    """
     prior: list[PriorMeeting] = []
     results: dict[str, CascadeResult] = {}
-    started = time.perf_counter()
     for meeting in tqdm(ws.meetings, desc=f"{recipe.name} {ws.name}", unit="meeting", disable=not progress):
         context = build_context(ws, meeting, recipe.level, prior, recipe.context)
         result = cascade.run(meeting.audio, context, cache, session_id=meeting.id)
         write_json(out / "context" / f"{meeting.id}.json", {"level": recipe.level, "additions": context.log,
                                                            "prompt": context.biasing.prompt,
                                                            "hotwords": context.biasing.hotwords})
+        transcripts = out / "transcripts"
         write_stm(transcripts / f"{meeting.id}.stm", [result.transcript])
         write_rttm(transcripts / f"{meeting.id}.rttm", [result.transcript])
         write_seglst(transcripts / f"{meeting.id}.json", [result.transcript])
         results[meeting.id] = result
         prior.append(PriorMeeting(meeting.id, result.transcript, result.speakers))
-    scores = score_workspace(ws, transcripts, out=out / "scores.json")
-    corrections = {mid: r.correction for mid, r in results.items() if r.correction}
+    return results
+
+
+def finish_run(recipe: Recipe, ws: Workspace, out: Path, results: dict[str, CascadeResult],
+               elapsed_s: float, cache: StageCache | None = None, executor: str = "local") -> RunResult:
+    """Score the transcripts of a run and write scores.json, run.json and the report."""
+    from speechkit.report import write_report
+    from speechkit.scoring import score_workspace
+
+    scores = score_workspace(ws, out / "transcripts", out=out / "scores.json")
     write_json(out / "run.json", {
         "recipe": recipe.as_dict(), "workspace": {"name": ws.name, "root": str(ws.root)},
-        "packages": package_versions(), "models": model_hashes(recipe),
+        "executor": executor, "packages": package_versions(), "models": model_hashes(recipe),
         "machine": {"platform": platform.platform(), "processor": platform.processor(),
                     "python": platform.python_version()},
-        "timings": {"total_s": round(time.perf_counter() - started, 3),
+        "timings": {"total_s": round(elapsed_s, 3),
                     "meetings": {mid: {k: round(v, 3) for k, v in r.timings.items()} for mid, r in results.items()}},
-        "cache": {"hits": cache.hits, "misses": cache.misses},
-        "correction": corrections,
+        "cache": {"hits": cache.hits, "misses": cache.misses} if cache else None,
+        "correction": {mid: r.correction for mid, r in results.items() if r.correction},
     })
     write_report(out, recipe, ws, scores, results)
     return RunResult(out, scores, results)
+
+
+def run_workspace(recipe: Recipe, ws: Workspace, out: str | Path | None = None,
+                  cascade: Cascade | None = None, progress: bool = True) -> RunResult:
+    """Run ``recipe`` on every meeting of ``ws`` into ``out`` on this machine, then score and report."""
+    out = Path(out) if out else default_out(recipe, ws)
+    started = time.perf_counter()
+    cache = StageCache(out / "cache")
+    results = run_meetings(recipe, ws, out, cascade or Cascade(recipe), cache, progress)
+    return finish_run(recipe, ws, out, results, time.perf_counter() - started, cache)
 
 
 def model_hashes(recipe: Recipe) -> dict[str, str]:
