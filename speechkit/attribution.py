@@ -35,8 +35,8 @@ def attribute_words(segments: list[Segment], turns: list[Segment]) -> list[Segme
     nearest turn if it overlaps none; a word without times takes its predecessor's speaker (its
     successor's at the start of a segment). Consecutive words of one ASR segment with the same
     speaker form one output segment, so a segment spanning a speaker change is split there.
-    A segment without words is attributed as a whole by its own span. With no turns, the
-    segments come back unchanged.
+    A segment without timed words is attributed as a whole by its own span; a segment that keeps
+    one speaker keeps its bounds. With no turns, the segments come back unchanged.
     """
     if not turns:
         return list(segments)
@@ -44,13 +44,8 @@ def attribute_words(segments: list[Segment], turns: list[Segment]) -> list[Segme
     turn_ends = np.array([t.end for t in turns], dtype=float)
     out: list[Segment] = []
     for seg in segments:
-        if not seg.words:
-            t = turns[int(_best_turns(np.array([seg.start]), np.array([seg.end]),
-                                      turn_starts, turn_ends)[0])]
-            out.append(replace(seg, speaker=t.speaker, speaker_name=t.speaker_name))
-            continue
         timed = [i for i, w in enumerate(seg.words) if w.start is not None and w.end is not None]
-        if not timed:  # no word times at all: the segment's span decides
+        if not timed:  # no words, or none with times: the segment's span decides
             t = turns[int(_best_turns(np.array([seg.start]), np.array([seg.end]),
                                       turn_starts, turn_ends)[0])]
             out.append(replace(seg, speaker=t.speaker, speaker_name=t.speaker_name))

@@ -4,20 +4,26 @@ Two backends with one output, :class:`Diarization`:
 
 - :class:`Diarizer` (embedding clustering): sliding windows over the speech regions, one speaker
   embedding per window (batched, any :class:`speechkit.embeddings.Embedder`), agglomerative
-  clustering on cosine similarity (average linkage) with the number of speakers estimated by a
-  similarity threshold or given, a reassignment pass to the cluster centroids, a majority filter
-  over neighbouring windows, and turns built by letting every 10 ms frame take the label that its
-  covering windows vote for (each window weighted towards its centre), so turn boundaries fall
-  between window centres.
+  clustering on cosine distance (average linkage) with the number of speakers estimated by a
+  similarity threshold (clusters covering too little speech do not count) or given, a
+  reassignment pass to the cluster centroids, a majority filter over neighbouring windows, and
+  turns built by letting every 10 ms frame take the label that its covering windows vote for
+  (each window weighted towards its centre), so turn boundaries fall between window centres.
 - :class:`PyannoteDiarizer`: pyannote.audio's pretrained pipeline, when its weights are on this
   machine (a local folder, or the hub when online).
 
+The defaults (Resemblyzer, 1.5 s windows every 0.75 s, threshold 0.70, 2 s minimum cluster) were
+tuned on the real two-speaker call ``pyannote-sample/sample.wav`` with Silero VAD regions: DER
+0.029 with a 0.25 s collar each side (0.162 without), two speakers for thresholds 0.69-0.72;
+and checked on five AMI excerpts with reference speech regions (2-4 speakers found where the
+reference has 3-4, one collapsed to 1; mean DER 0.40).
+
 Overlap (embedding backend, simple by design): a window whose embedding is nearly as close to a
-second centroid as to its own (similarity gap below ``overlap_margin`` and both similarities at
+second centroid as to its own (similarity gap at most ``overlap_margin`` and both similarities at
 least ``threshold``) marks the middle ``step_s`` of that window as overlapped speech, and the
 second speaker gets a turn there too, so turns of different speakers may overlap. Off by default
-(``overlap_margin=None``): on the real two-speaker recording it added more false alarm than it
-recovered missed overlap.
+(``overlap_margin=None``): on the recordings above it added more false alarm than it recovered
+missed overlap (sample DER 0.029 -> 0.045 at margin 0.02, 0.051 at 0.04).
 
 Labels are ``SPEAKER_00``, ``SPEAKER_01``, ... in order of first appearance.
 """
@@ -44,7 +50,8 @@ class Diarization:
     ``turns`` are sorted by start time and carry no words; two turns of different speakers may
     overlap. ``centroids`` maps each label to the L2-normalised mean embedding of its windows
     (what :func:`speechkit.identify.identify` scores). ``windows``, ``window_labels`` and
-    ``window_embeddings`` describe the clustered windows (embedding backend only).
+    ``window_embeddings`` describe the clustered windows (embedding backend only; a window whose
+    cluster won no frame has the label ``""``).
     """
 
     turns: list[Segment] = field(default_factory=list)
@@ -87,12 +94,12 @@ class Diarizer:
       None takes the embedder's ``cluster_threshold``. Ignored when the number of speakers is
       given.
     - ``num_speakers``: the number of speakers, when known (also per call);
-      ``min_speakers`` / ``max_speakers`` bound the estimate.
+      ``min_speakers`` / ``max_speakers`` bound the estimate. The result can hold fewer
+      speakers when a cluster loses all its windows to the reassignment or the smoothing.
     - ``min_window_s``: windows shorter than this (short speech regions) do not shape the
       clusters; they are labelled with the nearest centroid.
-    - ``min_cluster_s``: with the number of speakers estimated, a cluster covering less speech
-      than this (windows x ``step_s``) does not count as a speaker; its windows go to the
-      nearest remaining centroid.
+    - ``min_cluster_s``: a cluster covering less speech than this (windows x ``step_s``) does
+      not count as a speaker; its windows go to the nearest remaining centroid.
     - ``smoothing``: width in windows of the majority filter over each speech region's labels
       (1 turns it off).
     - ``overlap_margin``: see the module docstring; None turns overlap output off.
@@ -134,6 +141,15 @@ class Diarizer:
             return Diarization()
         windows = sliding_windows(speech, self.window_s, self.step_s)
         emb = self.embedder.embed_windows(audio, windows, sample_rate=sample_rate)
+        return self.from_embeddings(emb, windows, speech, num_speakers)
+
+    def from_embeddings(self, emb: np.ndarray, windows: list[tuple[float, float]],
+                        speech: list[tuple[float, float]], num_speakers: int | None = None) -> Diarization:
+        """Diarization from the embeddings of ``windows = sliding_windows(speech, window_s,
+        step_s)`` computed elsewhere (e.g. block by block over a long recording); ``speech`` is
+        sorted and lies within the recording."""
+        if not windows:
+            return Diarization()
         k = num_speakers if num_speakers is not None else self.num_speakers
         labels = self._smooth(self._cluster(emb, windows, k), windows, speech)
         _, labels = np.unique(labels, return_inverse=True)  # clusters 0..n-1
@@ -149,36 +165,48 @@ class Diarizer:
 
     def _cluster(self, emb: np.ndarray, windows: list[tuple[float, float]],
                  k: int | None) -> np.ndarray:
-        """A cluster index per window: cluster the long windows, then every window goes to its
-        nearest centroid."""
-        from sklearn.cluster import AgglomerativeClustering
+        """A cluster index per window.
 
+        The long windows are clustered (average linkage on cosine distance). With ``k`` unknown
+        the dendrogram is cut at ``1 - threshold``; the clusters covering at least
+        ``min_cluster_s`` count as speakers, and their number is clamped to
+        [min_speakers, max_speakers]. With a target number the cut is the coarsest one with
+        that many such clusters. Windows of the small clusters and short windows then go to the
+        nearest centroid.
+        """
+        from scipy.cluster.hierarchy import fcluster, linkage
+
+        if k is not None and k < 1:
+            raise ValueError(f"num_speakers must be >= 1, got {k}")
         long = np.array([e - s >= self.min_window_s for s, e in windows])
         if long.sum() < 2:
             long[:] = True
         x = emb[long]
-        if k is not None and k < 1:
-            raise ValueError(f"num_speakers must be >= 1, got {k}")
-        if len(x) < 2:
+        if len(x) < 2 or k == 1:
             return np.zeros(len(emb), dtype=int)
+        tree = linkage(x, method="average", metric="cosine")
+
+        def big(labels: np.ndarray) -> np.ndarray:
+            """Which clusters (indexed by fcluster label) cover at least min_cluster_s."""
+            seconds = np.bincount(labels) * self.step_s
+            return seconds >= min(self.min_cluster_s, seconds.max())
+
+        labels = None
         if k is None:
-            fit = AgglomerativeClustering(n_clusters=None, metric="cosine", linkage="average",
-                                          distance_threshold=1.0 - self.threshold).fit(x)
-            sizes = np.bincount(fit.labels_) * self.step_s  # seconds of speech, roughly
-            big = sizes >= min(self.min_cluster_s, sizes.max())
-            n = int(big.sum())
+            labels = fcluster(tree, t=1.0 - self.threshold, criterion="distance")
+            n = int(big(labels).sum())
             k = min(max(n, self.min_speakers), self.max_speakers)
-            if k == n:  # small clusters (outlier windows) dissolve into the big ones
-                keep = big[fit.labels_]
-                long_idx = np.flatnonzero(long)
-                mask = np.zeros_like(long)
-                mask[long_idx[keep]] = True
-                return self._reassign(emb, fit.labels_[keep], mask)
-        k = min(k, len(x))
-        if k == 1:
-            return np.zeros(len(emb), dtype=int)
-        fit = AgglomerativeClustering(n_clusters=k, metric="cosine", linkage="average").fit(x)
-        return self._reassign(emb, fit.labels_, long)
+            if k != n:
+                labels = None
+        if labels is None:  # the coarsest cut with k big clusters (or the finest cut)
+            for m in range(min(k, len(x)), len(x) + 1):
+                labels = fcluster(tree, t=m, criterion="maxclust")
+                if int(big(labels).sum()) >= k:
+                    break
+        keep = big(labels)[labels]
+        mask = np.zeros_like(long)
+        mask[np.flatnonzero(long)[keep]] = True
+        return self._reassign(emb, labels[keep], mask)
 
     @staticmethod
     def _reassign(emb: np.ndarray, long_labels: np.ndarray, long: np.ndarray) -> np.ndarray:

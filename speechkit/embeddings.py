@@ -9,9 +9,13 @@ Two backends behind one interface (:class:`Embedder`), built by :func:`make_embe
   model ``speechbrain/spkrec-ecapa-voxceleb``) or from the Hugging Face hub when online.
 
 Cosine similarities live on different scales per backend (Resemblyzer's vectors are
-non-negative, so unrelated voices still score about 0.6), hence each embedder carries the
+non-negative, so unrelated voices still score about 0.5-0.8), hence each embedder carries the
 thresholds that suit it: ``cluster_threshold`` for diarization and ``match_threshold`` for
-identification.
+identification. Measured with Resemblyzer on real speech: 1.5 s windows of one caller of
+``pyannote-sample`` 0.75-0.79 on average, across the two callers 0.67; enrollment vs cluster
+centroid 0.90-0.97 for the same caller, 0.81-0.84 for the other; AMI participants across
+excerpts 0.67-0.92 for the same person, 0.46-0.76 for others. ECAPA's thresholds are the usual
+values for the hub model, not measured here (its weights are not on this machine).
 """
 from __future__ import annotations
 

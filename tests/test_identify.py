@@ -1,0 +1,179 @@
+"""Speaker identification: constructed vectors for the assignment rules, real recordings for
+enrollment (the pyannote sample's two callers; AMI participants across excerpts)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import soundfile as sf
+from pyannote.core import Annotation, Timeline
+from pyannote.core import Segment as Span
+
+from speechkit.diarize import Diarizer
+from speechkit.embeddings import make_embedder
+from speechkit.identify import cosine_scores, enroll, identify
+from speechkit.io.rttm import read_rttm
+
+SR = 16000
+
+
+def unit(*xs: float) -> np.ndarray:
+    v = np.array(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_one_to_one_assignment_beats_greedy():
+    """Both clusters are closest to Ann; the Hungarian pairing gives Ann to B (total 1.39
+    instead of 1.21) and Bob to A, which greedy argmax would never do."""
+    ann, bob = unit(1, 0), unit(0, 1)
+    centroids = {"A": unit(0.9, np.sqrt(1 - 0.81)), "B": unit(0.95, np.sqrt(1 - 0.95 ** 2))}
+    enrollments = {"Ann": ann, "Bob": bob}
+    scores = cosine_scores(centroids, enrollments)
+    assert scores.argmax(axis=1).tolist() == [0, 0]
+    assert identify(centroids, enrollments, threshold=0.0) == {"A": "Bob", "B": "Ann"}
+
+
+def test_below_threshold_stays_unknown():
+    centroids = {"S0": unit(1, 0.1, 0), "S1": unit(0, 1, 1)}
+    enrollments = {"Ann": unit(1, 0, 0), "Bob": unit(0, 1, 0)}
+    # S1 vs Bob scores 0.707
+    assert identify(centroids, enrollments, threshold=0.75) == {"S0": "Ann", "S1": None}
+    assert identify(centroids, enrollments, threshold=0.7) == {"S0": "Ann", "S1": "Bob"}
+
+
+def test_more_clusters_than_people_and_empty_inputs():
+    centroids = {"S0": unit(1, 0), "S1": unit(0.9, 0.1), "S2": unit(0, 1)}
+    assert identify(centroids, {"Ann": unit(1, 0)}, threshold=0.5) == {"S0": "Ann", "S1": None, "S2": None}
+    assert identify(centroids, {}) == {"S0": None, "S1": None, "S2": None}
+    assert identify({}, {"Ann": unit(1, 0)}) == {}
+
+
+def test_unnormalised_vectors_are_scored_by_cosine():
+    assert identify({"S0": np.array([3.0, 0.0])}, {"Ann": np.array([0.5, 0.01])}, threshold=0.99) == {"S0": "Ann"}
+
+
+def test_vectors_of_different_backends_are_rejected():
+    with pytest.raises(ValueError, match="different embedding backends"):
+        identify({"S0": np.ones(256)}, {"Ann": np.ones(192)})
+
+
+def test_earlier_meeting_centroids_keep_labels_stable():
+    """L2: the enrollments are the previous meeting's centroids, keyed by the labels used then."""
+    previous = {"Speaker 1": unit(1, 0, 0), "Speaker 2": unit(0, 1, 0)}
+    today = {"SPEAKER_00": unit(0.1, 1, 0), "SPEAKER_01": unit(1, 0.05, 0.1), "SPEAKER_02": unit(0, 0, 1)}
+    assert identify(today, previous) == {"SPEAKER_00": "Speaker 2", "SPEAKER_01": "Speaker 1",
+                                         "SPEAKER_02": None}
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return make_embedder("resemblyzer", device="cpu")
+
+
+def test_enroll_needs_audio(embedder):
+    with pytest.raises(ValueError, match="no enrollment audio for 'Ann'"):
+        enroll(embedder, {"Ann": []})
+
+
+def solo_speech(turns) -> dict[str, Timeline]:
+    """Each speaker's speech where nobody else speaks, from reference turns."""
+    ann = Annotation()
+    for i, t in enumerate(turns):
+        ann[Span(t.start, t.end), i] = t.speaker
+    out = {}
+    for speaker in ann.labels():
+        others = Timeline([s for s, _, who in ann.itertracks(yield_label=True) if who != speaker])
+        out[speaker] = ann.label_timeline(speaker).support().extrude(others.support())
+    return out
+
+
+def clip(audio: np.ndarray, start: float, end: float) -> np.ndarray:
+    return audio[int(start * SR):int(end * SR)]
+
+
+def test_sample_enrolled_callers_are_named_for_at_least_90_percent(embedder, realdata):
+    """Enroll Diane and Sheila from their first 5 s of solo speech (by sample.rttm), diarize the
+    call, name the clusters, and score each caller's reference speech after her own enrollment
+    stretch: the share of it covered by turns carrying her name (no collar, overlap included).
+
+    5 s, not the 10 s of the issue: Diane has only 9.96 s of solo speech in the whole call, so
+    10 s would leave nothing of hers to score. Measured 0.944 (12.5 s scored); 0.93 / 0.92 /
+    0.93 / 0.92 with 3 / 4 / 6 / 7 s.
+    """
+    import torch
+    from silero_vad import get_speech_timestamps, load_silero_vad
+
+    folder = realdata / "pyannote-sample"
+    audio, _ = sf.read(folder / "sample.wav", dtype="float32")
+    turns = read_rttm(folder / "sample.rttm")["sample"].segments
+    names = {"speaker90": "Diane", "speaker91": "Sheila"}  # sample.stm names the rttm's ids
+    clips, enrolled_until = {}, {}
+    for speaker, solo in solo_speech(turns).items():
+        taken, parts = 0.0, []
+        for span in solo:
+            take = min(span.duration, 5.0 - taken)
+            if take <= 0:
+                break
+            parts.append(clip(audio, span.start, span.start + take))
+            taken += take
+            enrolled_until[speaker] = span.start + take
+        clips[names[speaker]] = parts
+    speech = [(s["start"], s["end"]) for s in get_speech_timestamps(
+        torch.from_numpy(audio), load_silero_vad(), sampling_rate=SR, return_seconds=True)]
+    diarization = Diarizer(embedder)(audio, speech)
+    given = identify(diarization.centroids, enroll(embedder, clips))
+    assert sorted(given.values()) == ["Diane", "Sheila"]
+    scored = correct = 0.0
+    for speaker, name in names.items():
+        own = Timeline([Span(t.start, t.end) for t in turns if t.speaker == speaker]).support()
+        rest = own.crop(Span(enrolled_until[speaker], 30.0))
+        named = Timeline([Span(t.start, t.end) for t in diarization.turns if given[t.speaker] == name]).support()
+        scored += rest.duration()
+        correct += rest.crop(named).duration()
+    assert scored > 10.0
+    assert correct / scored >= 0.90
+
+
+# AMI excerpts that share participants (train.rttm ids), enroll-from -> identify-in.
+AMI_PAIRS = [("trn08", "trn07"), ("trn07", "trn08"), ("trn00", "trn03"), ("trn03", "trn00"),
+             ("trn00", "trn01"), ("trn06", "trn09")]
+
+
+def test_ami_participants_identified_across_excerpts(embedder, realdata):
+    """Closed-set identification across excerpts of the same meeting series.
+
+    Every participant with >= 0.5 s of solo speech in the enrollment excerpt is enrolled from
+    it; every one of them with >= 0.5 s of solo speech in the other excerpt is embedded there
+    and the whole set is assigned by :func:`identify` (Hungarian, no threshold). AMI solo speech
+    is scarce (far-field, heavy overlap): 8 trials. Measured: 7 of 8 correct against 0.44
+    expected by chance. trn08 -> trn07 FEE087 is a near tie (0.67 vs FEE088 0.66, hence the
+    assertion allows one more miss); trn00 -> trn01 MEE068 (1.0 s of solo speech) goes to
+    MEE067 (0.76 vs 0.57). Correct trials score 0.67-0.92, so at the default threshold (0.75)
+    two of them would stay unknown.
+    """
+    reference = read_rttm(realdata / "ami-debug" / "train.rttm")
+    audio, solo = {}, {}
+
+    def load(sid: str) -> None:
+        if sid not in audio:
+            audio[sid], _ = sf.read(realdata / "ami-debug" / f"{sid}.wav", dtype="float32")
+            solo[sid] = {k: v for k, v in solo_speech(reference[sid].segments).items()
+                         if v.duration() >= 0.5}
+
+    def voices(sid: str, speakers) -> dict[str, np.ndarray]:
+        return enroll(embedder, {s: [clip(audio[sid], x.start, x.end) for x in solo[sid][s]]
+                                 for s in speakers})
+
+    correct = trials = 0
+    chance = 0.0
+    for source, target in AMI_PAIRS:
+        load(source)
+        load(target)
+        enrolled = voices(source, solo[source])
+        present = voices(target, [s for s in solo[target] if s in enrolled])
+        given = identify(present, enrolled, threshold=-1.0)
+        correct += sum(given[s] == s for s in present)
+        trials += len(present)
+        chance += len(present) / len(enrolled)
+    assert trials == 8
+    assert chance / trials < 0.5
+    assert correct >= 6
