@@ -184,14 +184,16 @@ def _ffmpeg_knows(path: Path) -> bool:
 
 
 def _probe(path: Path) -> dict:
-    """Sample rate, channel count and duration (None if unknown) of the first audio stream.
+    """Sample rate, channel count, duration (None if unknown) and codec (None if ffmpeg has no
+    decoder for it) of the first audio stream.
 
     ffmpeg and ffprobe get absolute paths so that a name like ``a:b.mp3`` is not read as a protocol.
     """
     if shutil.which("ffprobe") is None:
         raise AudioError(path, f"decoding {path.suffix or 'this'} files needs ffmpeg (ffprobe not found)")
     cmd = ["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries",
-           "stream=sample_rate,channels,duration:format=duration", "-of", "json", str(path.absolute())]
+           "stream=codec_name,codec_tag,sample_rate,channels,duration:format=duration", "-of", "json",
+           str(path.absolute())]
     result = subprocess.run(cmd, capture_output=True, text=True)
     streams = json.loads(result.stdout or "{}").get("streams", []) if result.returncode == 0 else []
     stream = streams[0] if streams else {}
@@ -200,11 +202,15 @@ def _probe(path: Path) -> dict:
         raise AudioError(path, f"cannot decode: {why}")
     duration = stream.get("duration") or json.loads(result.stdout).get("format", {}).get("duration")
     return {"sample_rate": int(stream["sample_rate"]), "channels": int(stream["channels"]),
-            "duration": float(duration) if duration not in (None, "N/A") else None}
+            "duration": float(duration) if duration not in (None, "N/A") else None,
+            "codec": stream.get("codec_name"), "codec_tag": stream.get("codec_tag")}
 
 
 def _ffmpeg_blocks(path: Path) -> tuple[int, int, Iterator[np.ndarray]]:
     info = _probe(path)
+    if info["codec"] is None:
+        raise AudioError(path, f"unsupported codec: ffmpeg has no decoder for its audio stream "
+                               f"(codec tag {info['codec_tag']})")
     rate, channels = info["sample_rate"], info["channels"]
     cmd = ["ffmpeg", "-nostdin", "-v", "error", "-i", str(path.absolute()), "-map", "0:a:0",
            "-f", "f32le", "-acodec", "pcm_f32le", "-"]

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from speechkit.errors import AudioError
 from speechkit.io.atomic import write_json
 
 
@@ -21,11 +22,20 @@ def digest(*parts: Any) -> str:
 
 
 def file_digest(path: str | Path) -> str:
-    """A hash of a file's bytes (identifies audio independently of where it lies)."""
+    """A hash of an audio file's bytes (identifies audio independently of where it lies).
+
+    A file that cannot be read (deleted after the workspace was loaded, a folder, no
+    permission) raises :class:`AudioError` naming it.
+    """
     h = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            h.update(block)
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                h.update(block)
+    except FileNotFoundError:
+        raise AudioError(path, "file not found") from None
+    except OSError as exc:
+        raise AudioError(path, f"cannot read: {exc.strerror or exc}") from None
     return h.hexdigest()[:20]
 
 

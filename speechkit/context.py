@@ -140,7 +140,7 @@ def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[Prior
         agenda = [a.read_text() for a in ws.artifacts_for(meeting.id) if a.kind == "agenda"]
         prompt = _budget_words([meeting.title or "", "Attendees: " + ", ".join(
             ws.person(pid).name for pid in meeting.attendees) + "." if meeting.attendees else "",
-            "Terms: " + ", ".join(jargon) + ".", *agenda], budget.prompt_tokens)
+            "Terms: " + ", ".join(jargon) + "." if jargon else "", *agenda], budget.prompt_tokens)
         ctx.biasing.prompt = prompt
         ctx.add("prompt words", len(prompt.split()), int(budget.prompt_tokens / 1.3))
         ctx.lm_text = "\n".join([*texts, " ".join(jargon), " ".join(names), ctx.lm_text])

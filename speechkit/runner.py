@@ -12,7 +12,9 @@ Run folder layout (``OUT``)::
     run.json                     recipe, package versions, model hashes, timings
 
 Every file is written atomically, and a meeting's transcripts are written only when the meeting
-is finished, so an interrupted run loses nothing that was done and the rerun resumes.
+is finished, so an interrupted run loses nothing that was done and the rerun resumes. A process
+killed during a write can leave its temporary file (``.NAME.*.tmp``) behind; the next run into
+the folder deletes such leftovers before it starts.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from tqdm import tqdm
 from speechkit.cache import StageCache
 from speechkit.cascade import Cascade, CascadeResult
 from speechkit.context import PriorMeeting, build_context
-from speechkit.io.atomic import write_json
+from speechkit.io.atomic import remove_leftovers, write_json
 from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import write_stm
@@ -113,6 +115,9 @@ def run_workspace(recipe: Recipe, ws: Workspace, out: str | Path | None = None,
     """Run ``recipe`` on every meeting of ``ws`` into ``out`` on this machine, then score and report."""
     out = Path(out) if out else default_out(recipe, ws)
     started = time.perf_counter()
+    removed = remove_leftovers(out)
+    if removed:
+        log.info("removed %d temporary file(s) left by an interrupted run in %s", len(removed), out)
     cache = StageCache(out / "cache")
     results = run_meetings(recipe, ws, out, cascade or Cascade(recipe), cache, progress)
     return finish_run(recipe, ws, out, results, time.perf_counter() - started, cache)

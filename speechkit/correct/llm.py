@@ -141,7 +141,7 @@ class LLMCorrector:
                             batch[0], batch[-1], self._redact(e.detail))
                 stats.failures.append(BatchIssue(batch[0], len(batch), e.reason, self._redact(e.detail)))
                 continue
-            rewritten, problem = _parse_turns(answer, len(turns))
+            rewritten, problem = _parse_turns(self._redact(answer), len(turns))
             if rewritten is None:
                 stats.rejected_batches.append(BatchIssue(batch[0], len(batch), problem[0],
                                                          self._redact(problem[1])))
