@@ -17,11 +17,12 @@ MODEL ?=
 OUT ?=
 EXEC ?= local
 
-.PHONY: setup system-packages env test test-fast bench recipe clean help
+.PHONY: setup system-packages env test test-fast test-ray bench recipe clean help
 
 help:
 	@echo "make setup      install system packages and the Python environment (.venv)"
-	@echo "make test       run the test suite"
+	@echo "make test       run the test suite (all but the Ray tests)"
+	@echo "make test-ray   run the Ray executor tests (start a local Ray cluster)"
 	@echo "make recipe L=1|2|3|all [WS=dir] [ASR=whisper|ctc] [MODEL=name] [OUT=dir] [EXEC=local|ray]"
 	@echo "make bench      speed and memory benchmark [OUT=dir]"
 
@@ -54,7 +55,10 @@ test:
 	$(BIN)/python -m pytest -q
 
 test-fast:
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow and not ray"
+
+test-ray:
+	$(BIN)/python -m pytest -q -m ray
 
 recipe:
 	$(BIN)/speechkit recipe --level $(L) --asr $(ASR) --workspace $(WS) $(if $(MODEL),--model $(MODEL)) $(if $(OUT),--out $(OUT)) --executor $(EXEC)

@@ -13,12 +13,18 @@ stages:
   identify: {threshold: 0.75}                 # speechkit.identify options
   correct: {backend: lexicon, ...}            # optional; speechkit.correct.make_corrector options
 context: {prompt_tokens: 200, hotwords: 40, prior_terms: 20}   # budgets, see speechkit.context
+resources:                    # optional; what the Ray executor requests per stage (docs/ray.md)
+  asr: {num_gpus: 1, num_cpus: 1, batch_size: 4, concurrency: 2}
 ```
+
+``resources`` names ``vad``, ``diarize``, ``asr`` (the stages that need no context, run over
+every meeting first) and ``workspace`` (the worker that runs a workspace's meetings in calendar
+order with their context); see :class:`StageResources`. The local executor ignores it.
 """
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +34,8 @@ from speechkit.errors import FormatError
 
 STAGES = ("vad", "asr", "diarize", "identify", "correct")
 REQUIRED_STAGES = ("vad", "asr", "diarize", "identify")
-RECIPE_KEYS = {"name", "level", "device", "stages", "context"}
+RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources"}
+RESOURCE_NAMES = ("vad", "diarize", "asr", "workspace")
 RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"
 
 
@@ -49,6 +56,22 @@ class ContextBudget:
 
 
 @dataclass(frozen=True)
+class StageResources:
+    """What one Ray worker of a stage asks for, and how many of them may run.
+
+    ``num_cpus``, ``num_gpus``: reserved per worker (fractions allowed; a worker without a GPU
+    runs on the CPU under ``device: auto``). ``batch_size``: meetings (workspaces, for
+    ``workspace``) handed to a worker per call. ``concurrency``: most workers at once (None: as
+    many as the cluster fits and there is work for).
+    """
+
+    num_cpus: float = 1.0
+    num_gpus: float = 0.0
+    batch_size: int = 1
+    concurrency: int | None = None
+
+
+@dataclass(frozen=True)
 class Recipe:
     """A validated recipe."""
 
@@ -58,6 +81,7 @@ class Recipe:
     context: ContextBudget = field(default_factory=ContextBudget)
     device: str = "auto"
     path: Path | None = None
+    resources: dict[str, StageResources] = field(default_factory=dict)
 
     def stage(self, name: str) -> dict[str, Any] | None:
         """A copy of one stage's options (None for an absent optional stage)."""
@@ -69,11 +93,12 @@ class Recipe:
         stages = copy.deepcopy(self.stages)
         if model:
             stages["asr"]["model"] = model
-        return Recipe(self.name, self.level, stages, self.context, device or self.device, self.path)
+        return replace(self, stages=stages, device=device or self.device)
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "level": self.level, "device": self.device, "stages": self.stages,
-                "context": self.context.__dict__}
+                "context": self.context.__dict__,
+                "resources": {name: r.__dict__ for name, r in self.resources.items()}}
 
 
 def load_recipe(path: str | Path) -> Recipe:
@@ -113,4 +138,34 @@ def load_recipe(path: str | Path) -> Recipe:
     except TypeError as exc:
         raise FormatError(path, str(exc), field="context") from None
     return Recipe(name=str(data.get("name") or path.stem), level=level, stages=stages, context=budget,
-                  device=str(data.get("device", "auto")), path=path.resolve())
+                  device=str(data.get("device", "auto")), path=path.resolve(),
+                  resources=_resources(path, data.get("resources") or {}))
+
+
+def _resources(path: Path, data: Any) -> dict[str, StageResources]:
+    """The validated ``resources`` mapping of a recipe."""
+    if not isinstance(data, dict):
+        raise FormatError(path, "expected a mapping of stage name to resources", field="resources")
+    out = {}
+    for name, options in data.items():
+        where = f"resources.{name}"
+        if name not in RESOURCE_NAMES:
+            raise FormatError(path, f"unknown name; expected one of {', '.join(RESOURCE_NAMES)}", field=where)
+        if not isinstance(options, dict):
+            raise FormatError(path, "expected a mapping of num_cpus, num_gpus, batch_size, concurrency",
+                              field=where)
+        try:
+            resources = StageResources(**options)
+        except TypeError as exc:
+            raise FormatError(path, str(exc), field=where) from None
+        for key in ("num_cpus", "num_gpus"):
+            value = getattr(resources, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise FormatError(path, f"expected a number >= 0, got {value!r}", field=f"{where}.{key}")
+        for key in ("batch_size", "concurrency"):
+            value = getattr(resources, key)
+            if (value is not None or key == "batch_size") and (
+                    isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise FormatError(path, f"expected an integer >= 1, got {value!r}", field=f"{where}.{key}")
+        out[name] = resources
+    return out

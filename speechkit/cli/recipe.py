@@ -24,24 +24,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="override the ASR model (registry name or path)")
     p.add_argument("--out", "-o", type=Path, help="run folder (default runs/<recipe>-<workspace>)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override the recipes' device")
-    p.add_argument("--executor", choices=("local",), default="local", help="where stages run (default local)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="where stages run: this process (local, the default) or a Ray cluster (ray; "
+                        "needs speechkit[ray], see docs/ray.md)")
+    p.add_argument("--address", help="Ray cluster to join with --executor ray (e.g. head-node:6379; "
+                                     "default: $RAY_ADDRESS, else a Ray instance on this machine)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from speechkit.executors import Job, make_executor
     from speechkit.io.manifest import load_workspace
     from speechkit.recipe import load_recipe
     from speechkit.report import print_summary, write_comparison
-    from speechkit.runner import run_workspace
+    from speechkit.runner import default_out
 
     ws = load_workspace(args.workspace)
+    executor = make_executor(args.executor, args.address)
     levels = (1, 2, 3) if args.level == "all" else (int(args.level),)
     base = args.out
     runs = {}
     for level in levels:
         recipe = load_recipe(recipe_name(level, args.asr)).with_overrides(model=args.model, device=args.device)
         out = (base or Path("runs") / f"{args.asr}-{ws.name}") / f"l{level}" if args.level == "all" else base
-        result = run_workspace(recipe, ws, out)
+        [result] = executor.run(recipe, [Job(ws, out or default_out(recipe, ws))])
         print(f"== {recipe.name} ({result.out})")
         print_summary(result.scores)
         runs[f"L{level}"] = result

@@ -15,19 +15,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", "-o", type=Path, help="run folder (default runs/<recipe>-<workspace>)")
     p.add_argument("--model", help="override the ASR model of the recipe (registry name or path)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override the recipe's device")
-    p.add_argument("--executor", choices=("local",), default="local", help="where stages run (default local)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="where stages run: this process (local, the default) or a Ray cluster (ray; "
+                        "needs speechkit[ray], see docs/ray.md)")
+    p.add_argument("--address", help="Ray cluster to join with --executor ray (e.g. head-node:6379; "
+                                     "default: $RAY_ADDRESS, else a Ray instance on this machine)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from speechkit.executors import Job, make_executor
     from speechkit.io.manifest import load_workspace
     from speechkit.recipe import load_recipe
     from speechkit.report import print_summary
-    from speechkit.runner import run_workspace
+    from speechkit.runner import default_out
 
     recipe = load_recipe(args.recipe).with_overrides(model=args.model, device=args.device)
     ws = load_workspace(args.workspace)
-    result = run_workspace(recipe, ws, args.out)
+    executor = make_executor(args.executor, args.address)
+    [result] = executor.run(recipe, [Job(ws, args.out or default_out(recipe, ws))])
     print_summary(result.scores)
     print(f"wrote {result.out}/ (scores.json, report.md, report.html, run.json, transcripts/)")
     return 0

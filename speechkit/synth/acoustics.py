@@ -47,8 +47,11 @@ class Condition:
 
 
 def sample_condition(rng: np.random.Generator, attendees: tuple[str, ...], hard: bool,
-                     hybrid_p: float = 0.7) -> Condition:
-    """Draw a meeting's condition: clean, or a reverberant noisy room, often with remote people."""
+                     hybrid_p: float = 0.6, remote_room_p: float = 0.3) -> Condition:
+    """Draw a meeting's condition: clean, or a reverberant noisy room, often with remote people.
+
+    Remote people use a headset (dry) or, with ``remote_room_p``, a small room of their own.
+    """
     gains = {pid: round(float(rng.uniform(-1.5, 1.5)), 2) for pid in attendees}
     if not hard:
         return Condition(kind="clean", snr_db=round(float(rng.uniform(30, 40)), 1), gains_db=gains)
@@ -58,10 +61,10 @@ def sample_condition(rng: np.random.Generator, attendees: tuple[str, ...], hard:
         count = 2 if len(attendees) >= 4 and rng.random() < 0.3 else 1
         remote = tuple(sorted(rng.choice(list(attendees), size=count, replace=False).tolist(), key=attendees.index))
         for pid in remote:
-            gains[pid] = round(float(rng.uniform(-7, -2)), 2)
-    return Condition(kind="hybrid" if remote else "room", snr_db=round(float(rng.uniform(4, 10)), 1), gains_db=gains,
-                     rt60=round(float(rng.uniform(0.5, 0.8)), 2), room=room, remote=remote,
-                     remote_rt60=round(float(rng.uniform(0.2, 0.35)), 2) if remote else 0.0,
+            gains[pid] = round(float(rng.uniform(-4, -1)), 2)
+    return Condition(kind="hybrid" if remote else "room", snr_db=round(float(rng.uniform(18, 25)), 1), gains_db=gains,
+                     rt60=round(float(rng.uniform(0.2, 0.35)), 2), room=room, remote=remote,
+                     remote_rt60=round(float(rng.uniform(0.15, 0.25)), 2) if remote and rng.random() < remote_room_p else 0.0,
                      codec=Codec() if remote else None)
 
 
@@ -127,13 +130,16 @@ def render(tracks: dict[str, np.ndarray], cond: Condition, rng: np.random.Genera
     in_room = [p for p in people if p not in cond.remote]
     mix = np.zeros(len(next(iter(tracks.values()))), np.float64)
     rirs = dict(zip(in_room, _rirs(cond.room, cond.rt60, len(in_room), rng))) if cond.rt60 else {}
-    remote_rirs = dict(zip(cond.remote, _rirs((3.5, 3.0, 2.6), cond.remote_rt60, len(cond.remote), rng))) if cond.remote else {}
+    remote_rirs = (dict(zip(cond.remote, _rirs((3.5, 3.0, 2.6), cond.remote_rt60, len(cond.remote), rng)))
+                   if cond.remote and cond.remote_rt60 else {})
     for pid in people:
         x = tracks[pid].astype(np.float64)
         if pid in rirs:
             x = fftconvolve(x, rirs[pid])[: len(x)]
         if pid in remote_rirs:
-            x = _codec(fftconvolve(x, remote_rirs[pid])[: len(x)], cond.codec or Codec())
+            x = fftconvolve(x, remote_rirs[pid])[: len(x)]
+        if pid in cond.remote:
+            x = _codec(x, cond.codec or Codec())
         x = x / max(float(np.sqrt(_speech_power(x))), 1e-9) * 0.1
         mix += x * 10 ** (cond.gains_db.get(pid, 0.0) / 20)
     noise = _pink(len(mix), rng)

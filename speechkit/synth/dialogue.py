@@ -179,8 +179,11 @@ class _MeetingWriter:
         self.say(self.host, f"We need to decide on {question}. It's either {first} or {second}.", j=j)
         voter = self.pick(self.others(self.host))
         choice = self.pick(options)
-        self.say(voter, f"I'd go with {choice}. The other option means more work for {{y}}.",
-                 y=self.pick(self.state.people), j=j)
+        n = self.next_term(project, "number")
+        unit = f" {n.unit}" if n.unit else ""
+        self.say(voter, f"I'd go with {choice}. The other option means more work for {{y}}, "
+                        f"and {{nt}} stays at {{n}}{unit}.",
+                 y=self.pick(self.state.people), j=j, nt=n.topic, n=n)
         self.backchannel(voter)
         self.say(self.host, f"Okay, let's go with {choice} then.", j=j)
         self.state.decisions.append(Decision(

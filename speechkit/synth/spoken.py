@@ -61,11 +61,6 @@ def paired_words(n: int) -> str:
     return number_words(high) + " " + (f"oh {_ONES[low]}" if low < 10 else number_words(low))
 
 
-def digit_words(text: str) -> str:
-    """Digits said one by one ("008" -> "zero zero eight")."""
-    return " ".join(_ONES[int(c)] for c in text if c.isdigit())
-
-
 def date_canonical(day: dt.date) -> str:
     """A date as documents write it ("July 31")."""
     return f"{_MONTHS[day.month - 1]} {day.day}"

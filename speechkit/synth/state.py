@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from speechkit.synth import pools
-from speechkit.synth.spoken import (date_canonical, date_spoken, digit_words, number_words, paired_words)
+from speechkit.synth.spoken import date_canonical, date_spoken, number_words, paired_words
 
 MEETING_KINDS = ("standup", "review", "1:1")
 
@@ -178,7 +178,7 @@ def _people(rng: np.random.Generator, count: int, voices: list[str]) -> tuple[Pe
     firsts = rng.permutation(len(pools.FIRST_NAMES))[:count]
     lasts = rng.permutation(len(pools.SURNAMES))[:count]
     roles = rng.permutation(len(pools.ROLES))
-    voice_order = rng.permutation(len(voices))[:count]
+    voice_order = rng.permutation(count)  # the first `count` voices, shuffled over people
     people = []
     for i in range(count):
         first, nick = pools.FIRST_NAMES[firsts[i]]
@@ -186,7 +186,7 @@ def _people(rng: np.random.Generator, count: int, voices: list[str]) -> tuple[Pe
         people.append(Persona(
             id=f"p{i + 1}", name=f"{first} {pools.SURNAMES[lasts[i]]}", nickname=nick,
             role=pools.ROLES[roles[i % len(roles)]], voice=voices[voice_order[i]],
-            filler_rate=round(float(rng.uniform(0.02, 0.08)), 3), repeat_rate=round(float(rng.uniform(0.0, 0.03)), 3),
+            filler_rate=round(float(rng.uniform(0.02, 0.08)), 3), repeat_rate=round(float(rng.uniform(0.0, 0.015)), 3),
             backchannels=tuple(pools.BACKCHANNELS[j] for j in sorted(bcs))))
     return tuple(people)
 
@@ -224,7 +224,7 @@ def _meetings(rng: np.random.Generator, seed: int, people: tuple[Persona, ...], 
             target = min(options, key=lambda i: (len(rosters[i]), i))
             rosters[target] = sorted(rosters[target] + [pid], key=ids.index)
     hard_flags = {"clean": [False] * count, "hard": [True] * count,
-                  "mixed": [bool(i % 2) for i in range(count)]}[difficulty]
+                  "mixed": [i % 3 == 1 for i in range(count)]}[difficulty]
     plans = []
     day = start
     for i, (kind, roster) in enumerate(zip(kinds, rosters)):

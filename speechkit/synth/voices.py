@@ -6,7 +6,8 @@ Word boundaries come from the engines themselves, not from an aligner:
   model in one call with the model's duration output exposed (piper's alignment patch), so
   the number of audio samples of every phoneme, hence of every word, is known exactly.
 * espeak-ng (through libespeak-ng): the synthesis callback reports a word event with the
-  sample position at which each word starts.
+  sample position at which each word starts. espeak joins a few function-word pairs ("on the")
+  into one event; such a pair's span is split by character count (the only approximate times).
 
 Each word's stretch is then trimmed of leading and trailing silence. Voices differ by engine,
 espeak variant and a sox pitch shift (duration-preserving). Piper samples noise inside its
@@ -42,17 +43,19 @@ class VoiceSpec:
     rate: float = 1.0
 
 
-# Nine voices measured distinct with Resemblyzer (../shared/DESIGN.md, "Running without a network").
+# Nine voices measured distinct with Resemblyzer (../shared/DESIGN.md, "Running without a network"),
+# in order of preference: a workspace of N people uses the first N (Whisper finds the natural
+# Piper voices easier than espeak-ng's formant voices; the female espeak variants are hardest).
 VOICES = (
-    VoiceSpec("piper-350", "piper", pitch_cents=-350, rate=0.95),
     VoiceSpec("piper", "piper"),
+    VoiceSpec("piper-350", "piper", pitch_cents=-350, rate=0.95),
     VoiceSpec("piper+300", "piper", pitch_cents=300, rate=1.05),
+    VoiceSpec("espeak-us-m3", "espeak", "en-us+m3", rate=0.9),
+    VoiceSpec("espeak-us-m7", "espeak", "en-us+m7", rate=0.9),
     VoiceSpec("piper+600", "piper", pitch_cents=600),
-    VoiceSpec("espeak-us-m3", "espeak", "en-us+m3"),
-    VoiceSpec("espeak-gb-f3", "espeak", "en+f3"),
-    VoiceSpec("espeak-f4", "espeak", "en+f4"),
-    VoiceSpec("espeak-us-m7", "espeak", "en-us+m7"),
-    VoiceSpec("espeak-klatt2", "espeak", "en+klatt2"),
+    VoiceSpec("espeak-gb-f3", "espeak", "en+f3", rate=0.9),
+    VoiceSpec("espeak-f4", "espeak", "en+f4", rate=0.9),
+    VoiceSpec("espeak-klatt2", "espeak", "en+klatt2", rate=0.9),
 )
 
 
@@ -105,12 +108,13 @@ def _trim(audio: np.ndarray, spans: list[tuple[int, int]]) -> tuple[tuple[float,
     floor = max(float(rms.max()) * 0.01, 1e-4)
     out = []
     for start, end in spans:
-        a, b = start // hop, max(start // hop + 1, -(-end // hop))
-        loud = np.nonzero(rms[a:b] > floor)[0]
+        a, b = -(-start // hop), end // hop  # frames wholly inside the span
+        loud = np.nonzero(rms[a:b] > floor)[0] if b > a else []
+        s, e = start, end
         if len(loud):
-            a, b = a + int(loud[0]), a + int(loud[-1]) + 1
-        s, e = max(start, a * hop), min(max(end, start + hop), b * hop, len(audio))
-        out.append((round(s / SAMPLE_RATE, 3), round(max(e, s + hop) / SAMPLE_RATE, 3)))
+            s, e = max(start, (a + int(loud[0])) * hop), min(end, (a + int(loud[-1]) + 1) * hop)
+        e = min(max(e, s + hop), len(audio))
+        out.append((round(s / SAMPLE_RATE, 3), round(e / SAMPLE_RATE, 3)))
     return tuple(out)
 
 
@@ -287,14 +291,21 @@ class Synthesizer:
             for i, (a, b) in enumerate(bounds):
                 if a <= char < b:
                     starts.setdefault(i, sample)
-        if len(starts) != len(say):
-            missing = [say[i] for i in range(len(say)) if i not in starts]
-            raise SpeechkitError(f"espeak-ng reported no word event for {missing}")
+        if 0 not in starts:
+            raise SpeechkitError(f"espeak-ng reported no word event for {say[0]!r}")
         boundaries = sorted({s for s, _, _ in marks} | {len(audio)})
-        spans = []
-        for i in range(len(say)):
+        spans: list[tuple[int, int]] = []
+        i = 0
+        while i < len(say):
+            # espeak speaks some function-word pairs as one word ("on the"): such a group shares the
+            # span up to the next boundary, split by character count.
+            j = i + 1
+            while j < len(say) and j not in starts:
+                j += 1
             s = starts[i]
-            nxt = starts.get(i + 1)
-            e = nxt if nxt is not None else next((b for b in boundaries if b > s), len(audio))
-            spans.append((s, max(e, s)))
+            e = starts[j] if j < len(say) else next((b for b in boundaries if b > s), len(audio))
+            sizes = np.array([len(w) for w in say[i:j]], dtype=float)
+            edges = s + np.concatenate([[0.0], np.cumsum(sizes) / sizes.sum()]) * max(e - s, 0)
+            spans += [(int(edges[k]), int(edges[k + 1])) for k in range(j - i)]
+            i = j
         return audio / max(float(np.abs(audio).max()), 1e-6) * 0.8, rate, spans

@@ -1,0 +1,67 @@
+"""Executors: where a recipe runs over workspaces, each into its run folder.
+
+Every executor writes the same run folder (see :mod:`speechkit.runner`) with the same stage
+code and the same stage cache, so a run started by one executor is resumed by any other::
+
+    from speechkit.executors import Job, make_executor
+
+    executor = make_executor("ray", address="head-node:6379")  # or "local"
+    results = executor.run(recipe, [Job(ws_a, Path("runs/a")), Job(ws_b, Path("runs/b"))])
+
+- ``local``: one process on this machine, workspace after workspace, models loaded once.
+- ``ray``: a Ray cluster (:mod:`speechkit.executors.ray`); needs ``pip install 'speechkit[ray]'``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, Sequence
+
+from speechkit.errors import SpeechkitError
+from speechkit.recipe import Recipe
+from speechkit.runner import RunResult
+from speechkit.workspace import Workspace
+
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One workspace to run and the run folder it goes to."""
+
+    workspace: Workspace
+    out: Path
+
+
+class Executor(Protocol):
+    """Runs a recipe over workspaces; returns their results in the order of ``jobs``."""
+
+    name: str
+
+    def run(self, recipe: Recipe, jobs: Sequence[Job], progress: bool = True) -> list[RunResult]:
+        ...
+
+
+class LocalExecutor:
+    """Every workspace in this process, one after the other, with one :class:`~speechkit.cascade.Cascade`."""
+
+    name = "local"
+
+    def run(self, recipe: Recipe, jobs: Sequence[Job], progress: bool = True) -> list[RunResult]:
+        from speechkit.cascade import Cascade
+        from speechkit.runner import run_workspace
+
+        cascade = Cascade(recipe)
+        return [run_workspace(recipe, job.workspace, job.out, cascade=cascade, progress=progress) for job in jobs]
+
+
+def make_executor(name: str = "local", address: str | None = None) -> Executor:
+    """The executor called ``name``; ``address`` is the Ray cluster to join (ray only)."""
+    if name == "local":
+        if address:
+            raise SpeechkitError("--address names a Ray cluster; it needs --executor ray")
+        return LocalExecutor()
+    if name == "ray":
+        from speechkit.executors.ray import RayExecutor
+        return RayExecutor(address)
+    raise SpeechkitError(f"unknown executor {name!r}; expected one of {', '.join(EXECUTORS)}")

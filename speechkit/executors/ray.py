@@ -1,0 +1,186 @@
+"""The Ray executor: the same stage code on a Ray cluster, workspaces in parallel.
+
+Two phases, each a Ray Data ``map_batches`` over stateful worker classes, so a worker loads a
+stage's model once and keeps it for every meeting it is handed:
+
+1. The stages that need no context, over every meeting of every workspace: VAD, then
+   diarization, then ASR where its context is known without earlier outputs (every meeting at
+   level 1, a workspace's first meeting at levels 2 and 3). Each stage is one ``map_batches``
+   with its own workers (:class:`StageWorker`) and resources; a stage's results go into the run
+   folder's stage cache (``OUT/cache/<stage>/<key>.json``, written atomically), the same entries
+   the local executor reads and writes. Stages run one after the other, each over the whole
+   cluster, so a small cluster never waits on workers that cannot all start at once.
+2. One row per workspace, ``map_batches(WorkspaceWorker, batch_size=1)``: a worker runs
+   :func:`speechkit.runner.run_meetings` for a workspace, its meetings in calendar order with
+   the context their predecessors give (phase-1 results come from the cache), then
+   :func:`speechkit.runner.finish_run` (scores, report). Workspaces run in parallel.
+
+Run folders (workspaces too) must be on a file system every node sees at the same path. Ray
+restarts a killed worker and retries its work; a meeting's files are written only when it is
+finished, so an interrupted run loses nothing and a rerun reuses every cached stage result.
+"""
+from __future__ import annotations
+
+import json
+import pickle
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from speechkit.cache import StageCache
+from speechkit.context import MeetingContext, build_context
+from speechkit.errors import SpeechkitError
+from speechkit.executors import Job
+from speechkit.recipe import Recipe, StageResources
+from speechkit.runner import RunResult, remove_leftovers
+
+#: Phase-1 stages, in the order they run (VAD is the input of the other two).
+CONTEXT_FREE = ("vad", "diarize", "asr")
+#: What phase 1 stands in for a stage it does not run at that step (never stored).
+_SKIPPED = {"asr": [], "diarize": {"turns": [], "centroids": {}}}
+
+
+class _OneStage(StageCache):
+    """A stage cache that computes only ``stage`` (and the VAD it needs) and skips the others.
+
+    A skipped stage gets an empty stand-in that is neither computed nor stored, so a phase-1
+    worker runs :meth:`Cascade.run` (the same keys as every executor) but only pays for its stage.
+    """
+
+    def __init__(self, root: Path, stage: str) -> None:
+        super().__init__(root)
+        self.stage = stage
+
+    def get_or_compute(self, stage: str, key: str, compute: Callable[[], Any]) -> Any:
+        if stage in ("vad", self.stage):
+            return super().get_or_compute(stage, key, compute)
+        if stage not in _SKIPPED:
+            raise SpeechkitError(f"the Ray executor's phase 1 met the cascade stage {stage!r}, which it "
+                                 f"does not know how to skip (speechkit.executors.ray needs updating)")
+        return json.loads(json.dumps(_SKIPPED[stage]))
+
+
+class StageWorker:
+    """Phase 1: one context-free stage for a batch of (job, meeting) rows, into the stage cache."""
+
+    def __init__(self, recipe: Recipe, jobs: Sequence[Job], stage: str) -> None:
+        from speechkit.cascade import Cascade
+        self.recipe, self.jobs, self.stage = recipe, jobs, stage
+        self.cascade = Cascade(recipe)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        stats = []
+        for index, meeting_id in zip(batch["job"], batch["meeting"]):
+            job = self.jobs[int(index)]
+            meeting = job.workspace.meeting(str(meeting_id))
+            context = MeetingContext(level=1)
+            if self.stage == "asr":  # only rows whose ASR context needs no earlier meeting come here
+                full = build_context(job.workspace, meeting, self.recipe.level, [], self.recipe.context)
+                context = MeetingContext(level=1, biasing=full.biasing)
+            cache = _OneStage(job.out / "cache", self.stage)
+            result = self.cascade.run(meeting.audio, context, cache, session_id=meeting.id)
+            stats.append(json.dumps({
+                "misses": cache.misses.get(self.stage, 0),
+                "timings": {k: v for k, v in result.timings.items() if k in (self.stage, "audio")}}))
+        return {"job": batch["job"], "meeting": batch["meeting"], "stats": np.array(stats, dtype=object)}
+
+
+class WorkspaceWorker:
+    """Phase 2: a workspace's meetings in calendar order, then its scores and report."""
+
+    def __init__(self, recipe: Recipe, jobs: Sequence[Job], started: float) -> None:
+        from speechkit.cascade import Cascade
+        self.recipe, self.jobs, self.started = recipe, jobs, started
+        self.cascade = Cascade(recipe)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from speechkit.runner import finish_run, run_meetings
+        results = []
+        for index, phase1 in zip(batch["job"], batch["phase1"]):
+            job = self.jobs[int(index)]
+            cache = StageCache(job.out / "cache")
+            meetings = run_meetings(self.recipe, job.workspace, job.out, self.cascade, cache, progress=False)
+            _merge_phase1(cache, meetings, json.loads(phase1))
+            result = finish_run(self.recipe, job.workspace, job.out, meetings, time.time() - self.started,
+                                cache, executor="ray")
+            results.append(pickle.dumps(result))
+        return {"job": batch["job"], "result": np.array(results, dtype=object)}
+
+
+def _merge_phase1(cache: StageCache, meetings: dict, phase1: dict) -> None:
+    """Count phase 1's work in the run's cache figures and timings, as one local run would.
+
+    Phase 2 read back every entry phase 1 computed: those reads are not hits of the run.
+    """
+    for stage, n in phase1["misses"].items():
+        cache.misses[stage] = cache.misses.get(stage, 0) + n
+        hits = cache.hits.get(stage, 0) - n
+        if hits > 0:
+            cache.hits[stage] = hits
+        else:
+            cache.hits.pop(stage, None)
+    for meeting_id, timings in phase1["timings"].items():
+        own = meetings[meeting_id].timings
+        for stage, seconds in timings.items():
+            own[stage] = own.get(stage, 0.0) + seconds
+
+
+def _map(ray: Any, rows: list[dict], worker: type, resources: StageResources, kwargs: dict) -> list[dict]:
+    """``rows`` through ``worker`` on an actor pool sized and resourced by ``resources``."""
+    most = min(len(rows), resources.concurrency or len(rows))
+    dataset = ray.data.from_items(rows).map_batches(
+        worker, fn_constructor_kwargs=kwargs, batch_size=resources.batch_size,
+        compute=ray.data.ActorPoolStrategy(min_size=1, max_size=most),
+        num_cpus=resources.num_cpus, num_gpus=resources.num_gpus)
+    return dataset.take_all()
+
+
+class RayExecutor:
+    """Runs recipes on the Ray cluster at ``address`` (None: ``RAY_ADDRESS`` or a local Ray)."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None) -> None:
+        self.address = address
+
+    def run(self, recipe: Recipe, jobs: Sequence[Job], progress: bool = True) -> list[RunResult]:
+        try:
+            import ray
+            import ray.data
+        except ImportError:
+            raise SpeechkitError("the Ray executor needs Ray: pip install 'speechkit[ray]'") from None
+        if not ray.is_initialized():
+            ray.init(address=self.address)
+        ray.data.DataContext.get_current().enable_progress_bars = progress
+        started = time.time()
+        jobs = [replace(job, out=Path(job.out).resolve()) for job in jobs]
+        for job in jobs:
+            remove_leftovers(job.out)
+        phase1 = self._context_free_stages(ray, recipe, jobs)
+        rows = [{"job": i, "phase1": json.dumps(phase1[i])} for i in range(len(jobs))]
+        done = _map(ray, rows, WorkspaceWorker, recipe.resources.get("workspace", StageResources()),
+                    {"recipe": recipe, "jobs": jobs, "started": started})
+        results = {int(row["job"]): pickle.loads(row["result"]) for row in done}
+        return [results[i] for i in range(len(jobs))]
+
+    def _context_free_stages(self, ray: Any, recipe: Recipe, jobs: list[Job]) -> list[dict]:
+        """Phase 1; per job, the cache misses by stage and the timings by meeting it had."""
+        rows = [{"job": i, "meeting": m.id, "asr": recipe.level == 1 or k == 0}
+                for i, job in enumerate(jobs) for k, m in enumerate(job.workspace.meetings)]
+        misses: list[Counter] = [Counter() for _ in jobs]
+        timings: list[dict[str, Counter]] = [{} for _ in jobs]
+        for stage in CONTEXT_FREE:
+            todo = [r for r in rows if stage != "asr" or r["asr"]]
+            if not todo:
+                continue
+            for row in _map(ray, todo, StageWorker, recipe.resources.get(stage, StageResources()),
+                            {"recipe": recipe, "jobs": jobs, "stage": stage}):
+                index, stats = int(row["job"]), json.loads(row["stats"])
+                if stats["misses"]:
+                    misses[index][stage] += stats["misses"]
+                timings[index].setdefault(str(row["meeting"]), Counter()).update(stats["timings"])
+        return [{"misses": dict(m), "timings": {k: dict(v) for k, v in t.items()}} for m, t in zip(misses, timings)]

@@ -1,0 +1,234 @@
+"""Write a synthetic workspace: latent state -> meetings -> audio, references, artifacts, manifest.
+
+Layout of the workspace folder::
+
+    workspace.yaml                 manifest (people, terms, meetings, artifacts, metadata)
+    meetings/<id>/audio.flac       16 kHz mono mix
+    meetings/<id>/reference.json   verbatim SegLST with word times (speaker = person id)
+    meetings/<id>/canonical.json   canonical written form, same segments, no word times
+    meetings/<id>/reference.rttm   speaker turns (speaker = person id)
+    enrollments/<person>.flac      a short clip per person, text used in no meeting
+    artifacts/*.md                 agendas, emails, slides
+    truth/state.json               the latent state (not an artifact: systems must not read it)
+"""
+from __future__ import annotations
+
+import io
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from speechkit.io.atomic import write_bytes, write_json, write_text
+from speechkit.io.manifest import load_workspace, write_manifest
+from speechkit.io.rttm import write_rttm
+from speechkit.io.seglst import write_seglst
+from speechkit.synth import acoustics, artifacts, dialogue, mix
+from speechkit.synth.spoken import canonical_text, plain, tts_words
+from speechkit.synth.state import LatentState, MeetingPlan, build_state
+from speechkit.synth.voices import SAMPLE_RATE, VOICES, Synthesizer, voice
+from speechkit.transcript import Segment, Transcript, Word
+from speechkit.workspace import Artifact, Meeting, Person, TermSet, Workspace
+
+GENERATOR = "speechkit-synth/1"
+
+
+@dataclass(frozen=True)
+class SynthOptions:
+    """Generator knobs (docs/synth.md).
+
+    ``minutes`` is the target length of each meeting; ``difficulty`` is ``clean`` (dry close-talk
+    mixes), ``hard`` (reverberant rooms, noise, remote participants) or ``mixed`` (every third
+    meeting hard, from the second); ``check_voices`` measures voice similarity with Resemblyzer.
+    """
+
+    seed: int = 0
+    meetings: int = 6
+    people: int = 6
+    minutes: float = 1.5
+    difficulty: str = "mixed"
+    projects: int = 3
+    name: str | None = None
+    check_voices: bool = True
+    timing: mix.TimingOptions = field(default_factory=mix.TimingOptions)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["timing"] = self.timing.to_dict()
+        return d
+
+
+def _plain(obj):
+    """YAML-safe copy: tuples to lists, numpy scalars to Python."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
+def write_flac(path: Path, audio: np.ndarray) -> None:
+    """16-bit FLAC, atomically (libsndfile's encoder is deterministic)."""
+    import soundfile as sf
+
+    pcm = np.clip(np.round(audio * 32767.0), -32768, 32767).astype(np.int16)
+    buf = io.BytesIO()
+    sf.write(buf, pcm, SAMPLE_RATE, format="FLAC", subtype="PCM_16")
+    write_bytes(path, buf.getvalue())
+
+
+@dataclass
+class _Rendered:
+    """One meeting after synthesis: the placed turns, the mix, its condition and its spoken terms."""
+
+    plan: MeetingPlan
+    placed: list[mix.Placed]
+    audio: np.ndarray
+    condition: acoustics.Condition
+    terms: list[str]
+
+
+def _render_meeting(state: LatentState, plan: MeetingPlan, options: SynthOptions, tts: Synthesizer,
+                    cursors: dict) -> _Rendered:
+    rng = np.random.default_rng(plan.seed)
+    turns = dialogue.write_meeting(state, plan, options.minutes, rng, cursors)
+    tts.reset(plan.seed)
+    utterances = [tts.speak(tts_words(t.pieces), voice(state.person(t.speaker).voice)) for t in turns]
+    placed = mix.place(turns, utterances, rng, options.timing)
+    condition = acoustics.sample_condition(rng, plan.attendees, plan.hard)
+    audio = acoustics.render(mix.tracks(placed, options.timing.tail), condition, rng)
+    terms = list(dict.fromkeys(piece.term for p in placed for piece in p.pieces if piece.term))
+    return _Rendered(plan, placed, audio, condition, terms)
+
+
+def _reference_words(pieces: list, spans: list[tuple[float, float]]) -> list[Word]:
+    """The semantic-verbatim words of a turn, timed: disfluencies kept, workspace terms canonical.
+
+    A term is said in its spoken form ("pacs dot zero zero eight") but written in the reference in
+    its canonical form ("pacs.008"), as in the paper's semantic-verbatim transcript; its tokens share
+    the time span of the spoken words.
+    """
+    out, i = [], 0
+    for piece in pieces:
+        n = len(piece.words)
+        start, end = spans[i][0], spans[i + n - 1][1]
+        if piece.term:
+            tokens = [t.strip(",.?!;:") for t in piece.canonical.split()]
+            tokens = [t for t in tokens if t]
+            step = (end - start) / len(tokens)
+            out += [Word(t, start + k * step, start + (k + 1) * step) for k, t in enumerate(tokens)]
+        else:
+            out += [Word(w, s, e) for w, (s, e) in zip(piece.words, spans[i:i + n])]
+        i += n
+    return out
+
+
+def _transcripts(state: LatentState, r: _Rendered) -> tuple[Transcript, Transcript]:
+    """The verbatim reference (word times) and the canonical transcript of a rendered meeting."""
+    verbatim, canonical = [], []
+    for p in r.placed:
+        person = state.person(p.speaker)
+        words = _reference_words(p.pieces, p.spans)
+        seg = Segment.from_words(words, speaker=p.speaker, speaker_name=person.name)
+        verbatim.append(seg)
+        text = canonical_text(p.pieces) + ("—" if p.truncated else "")
+        canonical.append(Segment(start=seg.start, end=seg.end, speaker=p.speaker, text=text,
+                                 speaker_name=person.name))
+    return Transcript(r.plan.id, verbatim), Transcript(r.plan.id, canonical)
+
+
+def _stats(r: _Rendered) -> dict:
+    main = [p for p in r.placed if not p.turn.backchannel]
+    overlaps = sum(1 for a, b in zip(main, main[1:]) if b.start < a.end)
+    return {"kind": r.plan.kind, "hard": r.plan.hard, "duration_s": round(len(r.audio) / SAMPLE_RATE, 2),
+            "turns": len(main), "backchannels": len(r.placed) - len(main), "overlapping_turns": overlaps,
+            "interruptions": sum(p.truncated for p in r.placed), "condition": r.condition.to_dict()}
+
+
+def synthesize_workspace(out: str | Path, options: SynthOptions = SynthOptions(),
+                         progress: Callable[[str], None] | None = None) -> Workspace:
+    """Generate a workspace into ``out`` and return it as loaded (validated) by the manifest loader.
+
+    ``progress`` is called once per step (each meeting, the enrollments, the voice check).
+    """
+    root = Path(out).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    tick = progress or (lambda step: None)
+    state = build_state(options.seed, options.people, options.meetings, [v.id for v in VOICES],
+                        options.difficulty, options.projects)
+    tts = Synthesizer()
+    cursors: dict = {}
+    meetings, docs, stats = [], [], {}
+    speech: dict[str, list[np.ndarray]] = {}
+    kinds = {t.canonical: t.kind for t in state.terms()}
+    for plan in state.meetings:
+        r = _render_meeting(state, plan, options, tts, cursors)
+        folder = root / "meetings" / plan.id
+        write_flac(folder / "audio.flac", r.audio)
+        verbatim, canonical = _transcripts(state, r)
+        write_seglst(folder / "reference.json", [verbatim])
+        write_seglst(folder / "canonical.json", [canonical])
+        write_rttm(folder / "reference.rttm", [Transcript(plan.id, [replace(s, speaker_name=None) for s in verbatim.segments])])
+        meetings.append(Meeting(
+            id=plan.id, date=plan.date, audio=folder / "audio.flac", title=plan.title, kind=plan.kind,
+            reference=folder / "reference.json", rttm=folder / "reference.rttm", canonical=folder / "canonical.json",
+            attendees=plan.attendees,
+            terms=TermSet(numbers=tuple(t for t in r.terms if kinds[t] == "number"),
+                          jargon=tuple(t for t in r.terms if kinds[t] == "jargon"))))
+        docs += artifacts.meeting_documents(state, plan, r.terms)
+        stats[plan.id] = _stats(r)
+        for pid in plan.attendees:
+            own = [p.audio for p in r.placed if p.speaker == pid and not p.turn.backchannel]
+            if own:
+                speech.setdefault(pid, []).append(np.concatenate(own)[: 20 * SAMPLE_RATE])
+        tick(f"meeting {plan.id}")
+
+    people, enrolled = [], {}
+    tts.reset(options.seed)
+    for i, persona in enumerate(state.people):
+        text = dialogue.enrollment_text(i)
+        utt = tts.speak(tts_words(plain(text)), voice(persona.voice))
+        enrolled[persona.id] = utt.audio
+        path = root / "enrollments" / f"{persona.id}.flac"
+        write_flac(path, np.concatenate([np.zeros(SAMPLE_RATE // 4, np.float32), utt.audio]))
+        write_text(path.with_suffix(".txt"), text + "\n")
+        people.append(Person(id=persona.id, name=persona.name,
+                             nicknames=(persona.nickname,) if persona.nickname else (), role=persona.role,
+                             enrollments=(path,)))
+    tick("enrollments")
+
+    registered = []
+    for doc in docs:
+        path = root / "artifacts" / f"{doc.id}.md"
+        write_text(path, doc.text)
+        registered.append(Artifact(id=doc.id, kind=doc.kind, path=path, date=doc.date, meeting=doc.meeting,
+                                   title=doc.title))
+    registered.sort(key=lambda a: (a.date, a.id))
+
+    metadata = {
+        "generator": GENERATOR, "options": options.to_dict(), "org": state.org,
+        "voices": {p.id: asdict(voice(p.voice)) for p in state.people},
+        "meetings": stats, "truth": "truth/state.json",
+        "regenerate": f"speechkit synth --out DIR --seed {options.seed} --meetings {options.meetings} "
+                      f"--people {options.people} --minutes {options.minutes} --difficulty {options.difficulty}",
+    }
+    if options.check_voices:
+        from speechkit.synth.similarity import voice_similarity
+
+        metadata["voice_similarity"] = voice_similarity(enrolled, speech)
+        tick("voice check")
+    truth = state.to_dict()
+    truth["spoken_forms"] = {t.canonical: t.spoken for t in state.terms()}
+    truth["enrollment_texts"] = {p.id: dialogue.enrollment_text(i) for i, p in enumerate(state.people)}
+    write_json(root / "truth" / "state.json", _plain(truth))
+    all_terms = list(dict.fromkeys(t for m in meetings for t in (*m.terms.jargon, *m.terms.numbers)))
+    unspoken = [t.canonical for t in state.terms() if t.canonical not in all_terms]
+    ws = Workspace(name=options.name or f"synth-{options.seed}", root=root, people=tuple(people), meetings=tuple(meetings),
+                   terms=TermSet(numbers=tuple(t for t in [*all_terms, *unspoken] if kinds[t] == "number"),
+                                 jargon=tuple(t for t in [*all_terms, *unspoken] if kinds[t] == "jargon")),
+                   artifacts=tuple(registered), metadata=_plain(metadata))
+    write_manifest(ws)
+    return load_workspace(root)
