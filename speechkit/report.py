@@ -78,6 +78,7 @@ def _per_meeting_wer(scores: dict) -> bytes:
     values = [(scores["meetings"][m].get("wer") or {}).get("value") or 0.0 for m in ids]
     fig, ax = plt.subplots(figsize=(max(5, 0.6 * len(ids)), 3))
     ax.bar(ids, values, color="#4a7bb7")
+    ax.set_ylim(0, max(0.1, max(values, default=0.0) * 1.15))
     ax.set_ylabel("WER")
     ax.set_title("WER per meeting")
     ax.tick_params(axis="x", rotation=45)
@@ -108,8 +109,10 @@ def missed_terms(scores: dict) -> dict[str, list[str]]:
 
 
 def _markdown(title: str, recipe: Any, ws: Any, scores: dict, plots: dict[str, str]) -> str:
+    settings = scores.get("settings", {})
     lines = [f"# {title}", "", f"Workspace `{ws.name}` ({len(ws.meetings)} meetings), recipe `{recipe.name}` "
-             f"(context level L{recipe.level}). Settings: {scores.get('settings', {})}.", "",
+             f"(context level L{recipe.level}).", "",
+             *(f"- {key}: {value}" for key, value in settings.items() if not isinstance(value, dict)), "",
              "## Aggregate (95% bootstrap CI over meetings)", "", "| metric | value [95% CI] |", "|---|---|"]
     lines += [f"| {LABELS[m]} | {_estimate(scores['aggregate'].get(m))} |" for m in METRICS]
     lines += ["", f"![aggregate]({plots['aggregate']})", "", "## Per meeting", "",
