@@ -4,7 +4,8 @@
 - L2: the system's own outputs for the earlier meetings of the workspace: frequent rare words of
   its transcripts become hot words and correction vocabulary; its speaker centroids and the labels
   it used keep a voice's label stable across meetings.
-- L3: L2 plus the workspace artifacts: roster (names, nicknames), voice enrollments, the jargon
+- L3: L2 plus the workspace artifacts: roster (names, nicknames), voice enrollments (of the
+  meeting's invitees when the manifest lists attendees, as a calendar invite would), the jargon
   list, the meeting's agenda, and the emails and slides dated up to the meeting.
 
 Nothing here reads a reference transcript, a term set of the scorer or a synthesizer's TTS form.
@@ -28,8 +29,10 @@ from speechkit.workspace import Meeting, Workspace
 log = logging.getLogger(__name__)
 
 # A token that looks like an identifier, a version, an amount or an acronym: "pacs.008", "P99",
-# "v2.3.1", "$4.2M", "12%", "Q3", "SLA", "CamelCase".
-_TERM = re.compile(r"[$€£]?[A-Za-z0-9]+(?:[.\-_/][A-Za-z0-9]+)*%?")
+# "v2.3.1", "$4.2M", "$45,000", "12%", "Q3", "SLA", "CamelCase"; and dates such as "May 8".
+_TERM = re.compile(r"[$€£]?[A-Za-z0-9]+(?:[.,\-_/][A-Za-z0-9]+)*%?")
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_DATE = re.compile(rf"\b(?:{_MONTHS}) \d{{1,2}}\b")
 _WORD = re.compile(r"[a-z][a-z']+")
 
 
@@ -76,7 +79,7 @@ def rare_words(texts: list[str], limit: int, rare_zipf: float, min_count: int = 
 
 def artifact_terms(text: str, rare_zipf: float) -> list[str]:
     """Identifier-like tokens of a document in their written form, in order of first appearance."""
-    out: dict[str, None] = {}
+    out: dict[str, None] = dict.fromkeys(_DATE.findall(text))
     for token in _TERM.findall(text):
         token = token.strip(".-_/")
         has_digit = any(c.isdigit() for c in token)
@@ -122,12 +125,13 @@ def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[Prior
         ctx.terms += own
         ctx.lm_text = "\n".join(p.transcript.text for p in prior)
     if level >= 3:
+        invited = set(meeting.attendees) or {p.id for p in ws.people}  # the invite, when there is one
         for person in ws.people:
             ctx.names[person.name] = list(person.nicknames)
-            if person.enrollments:
+            if person.enrollments and person.id in invited:
                 ctx.enrollments[person.name] = list(person.enrollments)
         ctx.add("roster names", len(ctx.names))
-        ctx.add("voice enrollments", len(ctx.enrollments))
+        ctx.add("voice enrollments of the invited", len(ctx.enrollments))
         jargon = list(ws.terms.jargon)
         ctx.add("jargon list", len(jargon))
         documents = ws.artifacts_before(meeting)

@@ -22,7 +22,8 @@ def ws(tmp_path):
     manifest = {
         "name": "ctx",
         "people": [{"id": "p1", "name": "Priya Raman", "nicknames": ["Pri"], "enrollment": "a.wav"},
-                   {"id": "p2", "name": "Daniel Okafor", "nicknames": ["Dan"]}],
+                   {"id": "p2", "name": "Daniel Okafor", "nicknames": ["Dan"]},
+                   {"id": "p3", "name": "Noor Haddad", "enrollment": "a.wav"}],
         "terms": {"numbers": ["4242"], "jargon": ["pacs.008", "Kafka"]},
         "meetings": [{"id": "m1", "date": "2026-03-02", "audio": "a.wav", "title": "Stand-up"},
                      {"id": "m2", "date": "2026-03-04", "audio": "a.wav", "reference": "ref.json",
@@ -55,8 +56,10 @@ def test_level2_uses_own_prior_outputs_only(ws):
 
 def test_level3_adds_roster_enrollments_jargon_and_dated_artifacts(ws):
     ctx = build_context(ws, ws.meetings[1], 3, _prior(), ContextBudget())
-    assert list(ctx.enrollments) == ["Priya Raman"]
-    assert ctx.names == {"Priya Raman": ["Pri"], "Daniel Okafor": ["Dan"]}
+    assert list(ctx.enrollments) == ["Priya Raman"]  # Noor is enrolled but not invited to m2
+    assert ctx.names == {"Priya Raman": ["Pri"], "Daniel Okafor": ["Dan"], "Noor Haddad": []}
+    uninvited = build_context(ws, ws.meetings[0], 3, [], ContextBudget())  # m1 lists no attendees
+    assert list(uninvited.enrollments) == ["Priya Raman", "Noor Haddad"]
     for term in ("pacs.008", "camt.054", "P99", "FooBar", "v2.3.1", "grafana"):
         assert term in ctx.terms, term
     assert "Zyxwvut7" not in ctx.terms  # document dated after the meeting
@@ -84,4 +87,5 @@ def test_budgets_are_respected_and_logged(ws):
 
 def test_rare_words_and_artifact_terms():
     assert rare_words(["kubernetes kubernetes the the the table"], 5, 3.0) == ["kubernetes"]
-    assert artifact_terms("Ship pacs.008 and P99 at 12% by Q3 with the team", 3.0) == ["pacs.008", "P99", "12%", "Q3"]
+    assert artifact_terms("Ship pacs.008 and P99 at 12% by Q3 on May 8 for $45,000, as planned", 3.0) == [
+        "May 8", "pacs.008", "P99", "12%", "Q3", "$45,000"]

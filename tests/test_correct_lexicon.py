@@ -210,3 +210,14 @@ def test_real_recording_unsure_words_become_the_term_and_confident_ones_stay(rea
         assert edit.new == "ComfyUI" and edit.gate == "confidence"
         assert sum(confs) / len(confs) < options.max_mean_confidence or min(confs) < options.max_min_confidence
     assert {r.reason for r in result.stats.rejected_candidates} <= {"confident"}
+
+
+def test_a_term_split_by_the_recognizer_is_joined_even_when_confident():
+    from speechkit.correct import Vocabulary, make_corrector
+    from speechkit.transcript import Segment, Transcript, Word
+    text = "camt .054 is passing and the rate is 8 .3 now with 45 left"
+    words = [Word(w, float(i), i + 0.5, 0.95) for i, w in enumerate(text.split())]
+    t = Transcript("m", [Segment.from_words(words, "S0")])
+    result = make_corrector("lexicon").correct(t, Vocabulary.build(["camt.054", "8.3%", "45%"]))
+    assert result.transcript.segments[0].text == "camt.054 is passing and the rate is 8.3% now with 45 left"
+    assert [e.gate for e in result.stats.edits] == ["respelling", "respelling"]

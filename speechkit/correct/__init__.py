@@ -79,8 +79,8 @@ class Vocabulary:
 class Edit:
     """One accepted replacement: words ``start:end`` of segment ``segment`` became ``new``.
 
-    ``gate`` says why it was allowed: ``spoken-form`` (the words were exactly a spoken form of
-    the entry), ``confidence`` (the ASR was unsure), ``lm`` (the workspace LM prefers it) or
+    ``gate`` says why it was allowed: ``respelling`` (the entry split over several words),
+    ``spoken-form`` (the words were exactly a spoken form of the entry), ``confidence`` (the ASR was unsure), ``lm`` (the workspace LM prefers it) or
     ``llm`` (an LLM proposed it and the guards passed it).
     """
 

@@ -13,7 +13,9 @@ entry's derived spoken forms). A candidate must
 2. be minimal: trimming a word off either end must lower its score (so "the packs" never
    replaces "the");
 3. win its region: candidates are taken greedily by score, without overlaps;
-4. pass a gate: the span is exactly a spoken form of the entry ("p ninety nine" -> "P99"); or the
+4. pass a gate: the span is the entry split by the recognizer ("camt .054" -> "camt.054": same
+   letters and digits over two or more words); or it is exactly a spoken form of the entry
+   ("p ninety nine" -> "P99"); or the
    match is strong and the ASR was unsure (mean or minimum word confidence under a threshold); or
    an n-gram LM of the workspace text clearly prefers the corrected turn and the match is strong
    or the ASR was unsure. A weak match thus needs both the LM and low confidence. An LM that
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
@@ -41,10 +44,11 @@ from typing import Any, Protocol
 from speechkit.correct import (CorrectionResult, CorrectionStats, Edit, Rejection, Vocabulary,
                                rebuild, replace_span, segment_words)
 from speechkit.correct.guards import GuardOptions, check_rewrite
-from speechkit.correct.spoken import EDGE_PUNCTUATION, Entry, normalize_word, possessive, score_matrix
+from speechkit.correct.spoken import EDGE_PUNCTUATION, Entry, compact, normalize_word, possessive, score_matrix
 from speechkit.transcript import Segment, Transcript, Word
 
 log = logging.getLogger(__name__)
+_INNER_PUNCTUATION = re.compile(r"[0-9A-Za-z][^0-9A-Za-z\s]+[0-9A-Za-z]")
 
 
 class LanguageModel(Protocol):
@@ -210,6 +214,13 @@ class LexiconCorrector:
         index = {span: row for row, span in enumerate(spans)}
         known = {e.tokens for e in entries}
         best: dict[tuple[int, int], _Candidate] = {}
+        # An entry written with inner punctuation ("camt.054", "$45,000") that the recognizer split
+        # at it ("camt .054", "$45 ,000"): the same letters and digits over several words.
+        split = {compact(e.canonical): e for e in entries if _INNER_PUNCTUATION.search(e.canonical.strip("$€£%"))}
+        for i, j in spans:
+            entry = split.get(compact("".join(stems[i:j]))) if j - i > 1 else None
+            if entry is not None:
+                best[(i, j)] = _Candidate(i, j, entry, 1.0, True)
         for row, col in zip(*(scores >= floor).nonzero()):
             (i, j), entry, score = spans[row], entries[col], float(scores[row, col])
             span = tuple(stems[i:j])
@@ -231,12 +242,14 @@ class LexiconCorrector:
                  for w in words[c.start:c.end]]
         mean, low = sum(confs) / len(confs), min(confs)
         note = f"{'strong' if c.strong else 'weak'} match, confidence mean {mean:.2f} min {low:.2f}"
+        span = tuple(stems[c.start:c.end])
+        if c.score == 1.0 and len(span) > 1 and compact("".join(span)) == compact(c.entry.canonical):
+            return "respelling", note  # the term itself, split by the recognizer ("camt .054")
         gain = lm_gain(lm, stems, c.start, c.end, c.entry.canonical) if lm is not None else None
         if gain is not None:
             note += f", LM gain {gain:+.2f}/word"
             if gain <= -o.lm_veto:
                 return "reject:lm-prefers-original", note
-        span = tuple(stems[c.start:c.end])
         if o.accept_spoken_forms and c.entry.says(span) and not (
                 len(span) == 1 and _is_common(span[0], o.common_zipf)):
             return "spoken-form", note
