@@ -166,3 +166,26 @@ def test_unknown_model_says_how_to_get_one(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
     with pytest.raises(ModelNotAvailableError, match="speechkit models fetch whisper-large-v3"):
         WhisperRecognizer(model="large-v3", device="cpu")
+
+
+def test_a_looping_batched_window_is_decoded_again_sequentially(tiny, realdata: Path, monkeypatch) -> None:
+    """Windows whose text compresses too well (a repetition loop) go through the sequential decoder.
+
+    With the threshold at 0 every window counts as looping: the result must then be the
+    sequential decoding of the same clips, mapped back to the right times.
+    """
+    from speechkit.asr.whisper import compression_ratio
+    assert compression_ratio("I'd be like, " * 30) > 2.4 > compression_ratio("And so my fellow Americans, ask not.")
+    audio = load_audio(realdata / "pyannote-sample" / "sample.wav")
+    speech = [(6.5, 18.0), (18.0, 30.0)]
+    batched = tiny[8]
+    calls = []
+    original = batched.model.transcribe
+    monkeypatch.setattr(batched.model, "transcribe", lambda *a, **k: calls.append(k["clip_timestamps"]) or original(*a, **k))
+    assert batched.transcribe(audio, speech=speech) and calls == []  # real speech does not loop
+    monkeypatch.setattr(batched, "compression_ratio_threshold", 0.0)
+    redone = batched.transcribe(audio, speech=speech)
+    assert calls == [[6.5, 30.0]]  # the one clip the two regions were packed into
+    sequential = tiny[1].transcribe(audio, speech=[(6.5, 30.0)])
+    assert [w.text for s in redone for w in s.words] == [w.text for s in sequential for w in s.words]
+    assert all(6.4 <= w.start <= w.end <= 30.1 for s in redone for w in s.words)

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import string
+import sys
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -11,6 +13,19 @@ from speechkit.errors import FormatError, ManifestError
 from speechkit.io import read_transcripts
 from speechkit.io.manifest import load_workspace
 from speechkit.io.seglst import parse_seglst
+
+@pytest.fixture(autouse=True, scope="module")
+def _hide_speechbrain_lazy_proxies():
+    """Hypothesis scans every module in sys.modules for constants; speechbrain leaves lazy proxies
+    there whose attribute access raises ImportError when an optional backend (k2, flair) is absent.
+    Hide them from the scan while these tests run, then put them back."""
+    hidden = {name: mod for name, mod in sys.modules.items()
+              if type(mod).__name__ in ("LazyModule", "DeprecatedModuleRedirect")}
+    for name in hidden:
+        del sys.modules[name]
+    yield
+    sys.modules.update(hidden)
+
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

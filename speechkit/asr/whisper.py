@@ -2,9 +2,11 @@
 
 Models are resolved through :mod:`speechkit.registry` (``tiny.en``, ``base``, ``whisper-small``
 ... or a folder of CTranslate2 files) and loaded once per process. With ``batch_size > 1`` the
-speech regions are packed into clips of at most 30 s and decoded in batches by
-``BatchedInferencePipeline``; with ``batch_size == 1`` ``WhisperModel.transcribe`` decodes them
-one window after another (and may condition on its previous text).
+speech regions are cut into clips of at most 30 s (:func:`plan_clips`), the clips are packed
+end to end into windows of at most 30 s (:func:`pack_clips`: the encoder runs once per window,
+not once per clip) and the windows are decoded in batches by ``BatchedInferencePipeline``; with
+``batch_size == 1`` ``WhisperModel.transcribe`` decodes the regions one window after another
+(and may condition on its previous text).
 
 Biasing: ``Biasing.hotwords`` go to faster-whisper's ``hotwords`` and ``Biasing.prompt`` to
 ``initial_prompt``. Both end up in the decoder prompt after ``<|startofprev|>``, which Whisper
@@ -18,6 +20,8 @@ the same tokens.
 from __future__ import annotations
 
 import logging
+import zlib
+from bisect import bisect_right
 from functools import lru_cache
 from typing import Any
 
@@ -57,14 +61,17 @@ class WhisperRecognizer:
     little room for decoding if the hot words are long),
     ``prompt_token_budget`` (tokens for hot words + prompt, at most 223), ``max_clip_s``
     (longest clip the batched path decodes, at most 30), ``cpu_threads`` (0 = CTranslate2's
-    default) and ``progress`` (tqdm bar on stderr).
+    default), ``progress`` (tqdm bar on stderr) and ``compression_ratio_threshold`` (a batched
+    window whose text compresses more than this, Whisper's sign of a repetition loop, is decoded
+    again sequentially with temperature fallback).
     """
 
     def __init__(self, model: str = "tiny.en", device: str = "auto", compute_type: str | None = None,
                  batch_size: int = 8, beam_size: int = 5, language: str | None = "en",
                  condition_on_previous_text: bool = False,
                  prompt_token_budget: int = MAX_PROMPT_TOKENS, max_clip_s: float = 30.0,
-                 cpu_threads: int = 0, progress: bool = False) -> None:
+                 cpu_threads: int = 0, progress: bool = False,
+                 compression_ratio_threshold: float = 2.4) -> None:
         if not 0 < prompt_token_budget <= MAX_PROMPT_TOKENS:
             raise ValueError(f"prompt_token_budget must be in 1..{MAX_PROMPT_TOKENS}")
         if not 0 < max_clip_s <= 30.0:
@@ -81,6 +88,7 @@ class WhisperRecognizer:
         self.prompt_token_budget = prompt_token_budget
         self.max_clip_s = max_clip_s
         self.progress = progress
+        self.compression_ratio_threshold = compression_ratio_threshold
 
     def transcribe(self, audio: np.ndarray, speech: list[tuple[float, float]] | None = None,
                    biasing: Biasing | None = None) -> list[Segment]:
@@ -98,19 +106,37 @@ class WhisperRecognizer:
         common = dict(language=self.language, beam_size=self.beam_size, word_timestamps=True,
                       initial_prompt=" " + prompt if prompt else None, hotwords=hotwords,
                       vad_filter=speech is None, log_progress=self.progress)
-        if self.batch_size > 1:
-            from faster_whisper import BatchedInferencePipeline
-            clips = None
-            if speech is not None:
-                clips = [{"start": s, "end": e} for s, e in plan_clips(audio, speech, self.max_clip_s)]
-            decoded, _ = BatchedInferencePipeline(self.model).transcribe(
-                audio, batch_size=self.batch_size, clip_timestamps=clips, **common)
-        else:
-            clips = None
+        if self.batch_size == 1:
             decoded, _ = self.model.transcribe(
                 audio, clip_timestamps="0" if speech is None else [t for r in sorted(speech) for t in r],
                 condition_on_previous_text=self.condition_on_previous_text, **common)
-        return [seg for seg in (_segment(s, clips) for s in decoded) if seg is not None]
+            return [seg for s in decoded for seg in _segments(s, None)]
+        from faster_whisper import BatchedInferencePipeline
+        pipeline = BatchedInferencePipeline(self.model)
+        if speech is None:
+            decoded, _ = pipeline.transcribe(audio, batch_size=self.batch_size, **common)
+            return [seg for s in decoded for seg in _segments(s, None)]
+        clips = plan_clips(audio, speech, self.max_clip_s)
+        if not clips:
+            return []
+        packing = pack_clips(clips, self.max_clip_s)
+        joined, windows, pieces = _joined(audio, clips, packing)
+        decoded, _ = pipeline.transcribe(joined, batch_size=self.batch_size, clip_timestamps=windows, **common)
+        decoded = list(decoded)
+        starts = [w["start"] for w in windows]
+        window_of = [max(0, bisect_right(starts, (s.start + s.end) / 2) - 1) for s in decoded]
+        looping = {k for s, k in zip(decoded, window_of) if compression_ratio(s.text) > self.compression_ratio_threshold}
+        segments = [seg for s, k in zip(decoded, window_of) if k not in looping for seg in _segments(s, pieces)]
+        if looping:
+            # The batched pipeline decodes at one temperature: a window that fell into a repetition
+            # loop is decoded again sequentially, with Whisper's temperature fallback.
+            regions = sorted(clips[i] for k in looping for i in packing[k])
+            log.info("re-decoding %d window(s) that looped (compression ratio > %.1f)",
+                     len(looping), self.compression_ratio_threshold)
+            again, _ = self.model.transcribe(audio, clip_timestamps=[t for r in regions for t in r],
+                                             condition_on_previous_text=False, **common)
+            segments += [seg for s in again for seg in _segments(s, None)]
+        return sorted(segments, key=lambda seg: (seg.start, seg.end))
 
     def fit_biasing(self, biasing: Biasing | None) -> tuple[str | None, str | None]:
         """(prompt, hotwords) cut to fit ``prompt_token_budget`` tokens together.
@@ -186,16 +212,74 @@ def _quietest(audio: np.ndarray, lo: float, hi: float, sample_rate: int) -> floa
     return lo + int(np.argmin(energy)) * frame / sample_rate
 
 
-def _segment(decoded: Any, clips: list[dict] | None) -> Segment | None:
-    """A speechkit segment from a faster-whisper one; None if it holds no word.
+def pack_clips(clips: list[tuple[float, float]], max_clip_s: float = 30.0) -> list[list[int]]:
+    """Clip indices grouped into windows whose clips last at most ``max_clip_s`` seconds together.
 
-    Punctuation-only "words" (Whisper's filler on noise) are dropped. With batched ``clips``,
-    times are limited to the end of the clip the segment was decoded from: the batched word
-    alignment runs over whole seconds and can overshoot it.
+    First fit in time order: each clip joins the first window with room for it, so the short
+    clips left between long ones share windows. Each window is decoded as one 30 s input.
     """
-    end = float("inf")
-    if clips:
-        end = next((c["end"] for c in clips if c["start"] <= decoded.start < c["end"]), end)
-    words = [Word(w.word.strip(), float(min(w.start, end)), float(min(w.end, end)), float(w.probability))
-             for w in decoded.words or () if any(ch.isalnum() for ch in w.word)]
-    return Segment.from_words(words, speaker="") if words else None
+    windows: list[list[int]] = []
+    room: list[float] = []
+    for i, (start, end) in enumerate(clips):
+        fits = next((w for w, left in enumerate(room) if end - start <= left + 1e-6), None)
+        if fits is None:
+            windows.append([i])
+            room.append(max_clip_s - (end - start))
+        else:
+            windows[fits].append(i)
+            room[fits] -= end - start
+    return windows
+
+
+#: (start in the joined audio, end there, start in the recording), all in seconds
+_Piece = tuple[float, float, float]
+
+
+def compression_ratio(text: str) -> float:
+    """Whisper's repetition measure: UTF-8 length over zlib-compressed length."""
+    data = text.encode("utf-8")
+    return len(data) / len(zlib.compress(data)) if data else 0.0
+
+
+def _joined(audio: np.ndarray, clips: list[tuple[float, float]], windows: list[list[int]],
+            sample_rate: int = SAMPLE_RATE) -> tuple[np.ndarray, list[dict], list[_Piece]]:
+    """The clips' samples laid end to end window by window, the windows' spans in that joined
+    audio (faster-whisper ``clip_timestamps``) and where each clip went."""
+    parts, spans, pieces = [], [], []
+    at = 0
+    for window in windows:
+        first = at
+        for i in window:
+            a, b = round(clips[i][0] * sample_rate), round(clips[i][1] * sample_rate)
+            parts.append(audio[a:b])
+            pieces.append((at / sample_rate, (at + b - a) / sample_rate, a / sample_rate))
+            at += b - a
+        spans.append({"start": first / sample_rate, "end": at / sample_rate})
+    return np.concatenate(parts), spans, pieces  # pieces in joined-audio order
+
+
+def _segments(decoded: Any, pieces: list[_Piece] | None) -> list[Segment]:
+    """Speechkit segments from a faster-whisper one (none if it holds no word).
+
+    Punctuation-only "words" (Whisper's filler on noise) are dropped. With ``pieces`` (decoding
+    of joined clips) every word goes back to the clip holding its midpoint, its times kept
+    within that clip (the batched word alignment runs over whole seconds and can overshoot a
+    clip), and the words of each clip form their own segment.
+    """
+    words = [w for w in decoded.words or () if any(ch.isalnum() for ch in w.word)]
+    if not pieces:
+        return [Segment.from_words([Word(w.word.strip(), float(w.start), float(w.end), float(w.probability))
+                                    for w in words], speaker="")] if words else []
+    starts = [p[0] for p in pieces]
+    runs: list[tuple[int, list[Word]]] = []
+    for w in words:
+        k = max(0, bisect_right(starts, (w.start + w.end) / 2) - 1)
+        lo, hi, origin = pieces[k]
+        shift = origin - lo
+        word = Word(w.word.strip(), float(min(max(w.start, lo), hi) + shift),
+                    float(min(max(w.end, lo), hi) + shift), float(w.probability))
+        if runs and runs[-1][0] == k:
+            runs[-1][1].append(word)
+        else:
+            runs.append((k, [word]))
+    return [Segment.from_words(run, speaker="") for _, run in runs]
