@@ -24,7 +24,7 @@ help:
 	@echo "make test       run the test suite (all but the Ray tests)"
 	@echo "make test-ray   run the Ray executor tests (start a local Ray cluster)"
 	@echo "make recipe L=1|2|3|all [WS=dir] [ASR=whisper|ctc] [MODEL=name] [OUT=dir] [EXEC=local|ray]"
-	@echo "make bench      speed and memory benchmark [OUT=dir]"
+	@echo "make bench      speed and memory benchmark [OUT=dir] [MODEL=name]"
 
 setup: system-packages env
 
@@ -64,7 +64,7 @@ recipe:
 	$(BIN)/speechkit recipe --level $(L) --asr $(ASR) --workspace $(WS) $(if $(MODEL),--model $(MODEL)) $(if $(OUT),--out $(OUT)) --executor $(EXEC)
 
 bench:
-	$(BIN)/speechkit bench $(if $(OUT),--out $(OUT))
+	$(BIN)/speechkit bench $(if $(OUT),--out $(OUT)) $(if $(MODEL),--model $(MODEL))
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info

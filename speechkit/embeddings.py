@@ -19,6 +19,8 @@ values for the hub model, not measured here (its weights are not on this machine
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -46,8 +48,13 @@ class Embedder(Protocol):
         ...
 
     def embed_windows(self, audio: np.ndarray, windows: list[tuple[float, float]],
-                      sample_rate: int = SAMPLE_RATE) -> np.ndarray:
-        """One L2-normalised row per ``(start, end)`` window in seconds, shape ``(n, dim)``."""
+                      sample_rate: int = SAMPLE_RATE, level_dbfs: float | None = None) -> np.ndarray:
+        """One L2-normalised row per ``(start, end)`` window in seconds, shape ``(n, dim)``.
+
+        ``level_dbfs``: when ``audio`` is one block of a longer recording, that recording's level
+        (``10 * log10(mean(samples ** 2))``); a backend that normalises volume then scales every
+        block alike, as it would the whole recording.
+        """
         ...
 
 
@@ -70,6 +77,20 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)
     norm = np.linalg.norm(x, axis=-1, keepdims=True)
     return x / np.where(norm > 0, norm, 1.0)
+
+
+@contextmanager
+def _torch_threads(threads: int | None) -> Iterator[None]:
+    """Run the block with ``threads`` torch threads (None: leave the setting alone)."""
+    import torch
+
+    before = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _prepare(audio: np.ndarray, sample_rate: int) -> np.ndarray:
@@ -119,7 +140,9 @@ class ResemblyzerEmbedder:
 
     ``embed`` follows Resemblyzer's own recipe (volume normalisation, long silences trimmed with
     webrtcvad, mean of 1.6 s partial embeddings). ``embed_windows`` computes the mel spectrogram
-    of the whole recording once and runs the LSTM on each window's frames, batched by length.
+    of ``audio`` once and runs the LSTM on each window's frames, batched by length.
+    On the CPU the LSTM runs on one torch thread: its per-step matrices are too small for more
+    threads to pay, and on a busy 2-core machine two threads made it 3-10x slower.
     """
 
     device: str = "auto"
@@ -151,35 +174,39 @@ class ResemblyzerEmbedder:
         trimmed = trim_long_silences(wav)
         if len(trimmed) >= SAMPLE_RATE // 2:  # keep the untrimmed clip if the VAD left too little
             wav = trimmed
-        return l2_normalize(self._encoder.embed_utterance(wav))
+        with _torch_threads(1 if self.device == "cpu" else None):
+            return l2_normalize(self._encoder.embed_utterance(wav))
 
     def embed_windows(self, audio: np.ndarray, windows: list[tuple[float, float]],
-                      sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+                      sample_rate: int = SAMPLE_RATE, level_dbfs: float | None = None) -> np.ndarray:
         import torch
         from resemblyzer.audio import wav_to_mel_spectrogram
         from resemblyzer.hparams import mel_window_step
 
-        wav = self._normalize(_prepare(audio, sample_rate))
+        wav = self._normalize(_prepare(audio, sample_rate), level_dbfs)
         bounds = _window_bounds(windows, len(wav))
         mel = wav_to_mel_spectrogram(wav)  # (frames, 40), one frame per 10 ms
         hop = SAMPLE_RATE * mel_window_step // 1000
         frames = [(a // hop, max(a // hop + 1, min(len(mel), b // hop))) for a, b in bounds]
         out = np.zeros((len(frames), self.dim), dtype=np.float32)
-        with torch.inference_mode():
+        with torch.inference_mode(), _torch_threads(1 if self.device == "cpu" else None):
             for chunk in _same_length_batches([b - a for a, b in frames], self.batch_size):
                 mels = np.stack([mel[frames[i][0]:frames[i][1]] for i in chunk])
                 out[chunk] = self._encoder(torch.from_numpy(mels).to(self.device)).cpu().numpy()
         return l2_normalize(out)
 
     @staticmethod
-    def _normalize(wav: np.ndarray) -> np.ndarray:
-        """Resemblyzer's volume normalisation (raise quiet audio to -30 dBFS)."""
-        from resemblyzer.audio import normalize_volume
+    def _normalize(wav: np.ndarray, level_dbfs: float | None = None) -> np.ndarray:
+        """Resemblyzer's volume normalisation: raise audio quieter than -30 dBFS to -30 dBFS
+        (judged by ``level_dbfs`` when given, else by ``wav``'s own level)."""
         from resemblyzer.hparams import audio_norm_target_dBFS
 
         if not np.any(wav):
             return wav
-        return normalize_volume(wav, audio_norm_target_dBFS, increase_only=True).astype(np.float32)
+        if level_dbfs is None:
+            level_dbfs = 10 * np.log10(np.mean(np.square(wav, dtype=np.float64)))
+        change = audio_norm_target_dBFS - level_dbfs
+        return wav if change < 0 else (wav * 10 ** (change / 20)).astype(np.float32)
 
 
 @dataclass
@@ -259,8 +286,8 @@ class EcapaEmbedder:
         return self._embed_batch(wav[None, :])[0]
 
     def embed_windows(self, audio: np.ndarray, windows: list[tuple[float, float]],
-                      sample_rate: int = SAMPLE_RATE) -> np.ndarray:
-        wav = _prepare(audio, sample_rate)
+                      sample_rate: int = SAMPLE_RATE, level_dbfs: float | None = None) -> np.ndarray:
+        wav = _prepare(audio, sample_rate)  # ECAPA does not normalise volume: level_dbfs is unused
         bounds = _window_bounds(windows, len(wav))
         out = np.zeros((len(bounds), self.dim), dtype=np.float32)
         for chunk in _same_length_batches([b - a for a, b in bounds], self.batch_size):
