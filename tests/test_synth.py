@@ -214,3 +214,10 @@ def test_artifacts_mention_people_and_canonical_jargon(small):
     assert all(term in text for term in ws.terms.jargon)
     truth = json.loads((small / "truth" / "state.json").read_text())
     assert all(item["description"] in text for item in truth["action_items"])
+
+
+def test_ten_people_get_ten_distinct_voices():
+    from speechkit.synth.state import build_state
+    from speechkit.synth.voices import VOICES
+    state = build_state(3, 10, 6, [v.id for v in VOICES])
+    assert len(state.people) == 10 and len({p.voice for p in state.people}) == 10

@@ -13,7 +13,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", required=True, help="folder to write the workspace into (created if missing)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--meetings", type=int, default=6, help="number of meetings (default 6)")
-    p.add_argument("--people", type=int, default=6, help="number of people, 2-9, one distinct voice each (default 6)")
+    p.add_argument("--people", type=int, default=6, help="number of people, 2-10, one distinct voice each (default 6)")
     p.add_argument("--minutes", type=float, default=1.5, help="target length of each meeting in minutes (default 1.5)")
     p.add_argument("--difficulty", choices=("clean", "mixed", "hard"), default="mixed",
                    help="acoustics: clean close-talk mixes, hard (reverberant room, noise, remote participants "
@@ -31,8 +31,8 @@ def run(args: argparse.Namespace) -> int:
     from speechkit.errors import SpeechkitError
     from speechkit.synth import SynthOptions, synthesize_workspace
 
-    if args.meetings < 1 or not 2 <= args.people <= 9 or args.minutes <= 0 or not 1 <= args.projects <= 5:
-        raise SpeechkitError("--meetings must be >= 1, --people 2-9, --minutes > 0 and --projects 1-5")
+    if args.meetings < 1 or not 2 <= args.people <= 10 or args.minutes <= 0 or not 1 <= args.projects <= 5:
+        raise SpeechkitError("--meetings must be >= 1, --people 2-10, --minutes > 0 and --projects 1-5")
     options = SynthOptions(seed=args.seed, meetings=args.meetings, people=args.people, minutes=args.minutes,
                            difficulty=args.difficulty, projects=args.projects, name=args.name,
                            check_voices=not args.no_voice_check)
