@@ -73,7 +73,7 @@ def test_people_without_enrollment_stay_unnamed_and_the_rest_are_named(partial_r
     labels = {p["p_sheila"]["name"] for p in persons}
     assert len(labels) == 1 and labels.pop().startswith("Speaker ")  # one stable label across meetings
     context = json.loads((partial_run.out / "context" / "m1.json").read_text())
-    assert {"source": "voice enrollments", "items": 1, "budget": None} in context["additions"]
+    assert {"source": "voice enrollments of the invited", "items": 1, "budget": None} in context["additions"]
 
 
 def test_empty_term_set_makes_recalls_not_applicable(partial_run):
