@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from speechkit.cli.run import add_run_options
+
 DEFAULT_WORKSPACE = Path(__file__).resolve().parents[2] / "workspaces" / "demo"
 
 
@@ -21,14 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--asr", default="whisper", choices=("whisper", "ctc"), help="ASR backend (default whisper)")
     p.add_argument("--workspace", "-w", type=Path, default=DEFAULT_WORKSPACE,
                    help="workspace folder (default: the demo workspace shipped in workspaces/demo)")
-    p.add_argument("--model", help="override the ASR model (registry name or path)")
-    p.add_argument("--out", "-o", type=Path, help="run folder (default runs/<recipe>-<workspace>)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override the recipes' device")
-    p.add_argument("--executor", choices=("local", "ray"), default="local",
-                   help="where stages run: this process (local, the default) or a Ray cluster (ray; "
-                        "needs speechkit[ray], see docs/ray.md)")
-    p.add_argument("--address", help="Ray cluster to join with --executor ray (e.g. head-node:6379; "
-                                     "default: $RAY_ADDRESS, else a Ray instance on this machine)")
+    add_run_options(p)
     p.set_defaults(handler=run)
 
 

@@ -12,6 +12,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                    "report.md/.html and run.json into OUT. A rerun reuses the stage cache.")
     p.add_argument("recipe", help="recipe YAML file, or a name from recipes/ (l1, l2, l3, ctc-l3, ...)")
     p.add_argument("--workspace", "-w", type=Path, required=True, help="workspace folder (with workspace.yaml)")
+    add_run_options(p)
+    p.set_defaults(handler=run)
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """The options shared by `run` and `recipe`: output folder, model and device overrides, executor."""
     p.add_argument("--out", "-o", type=Path, help="run folder (default runs/<recipe>-<workspace>)")
     p.add_argument("--model", help="override the ASR model of the recipe (registry name or path)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override the recipe's device")
@@ -20,7 +26,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "needs speechkit[ray], see docs/ray.md)")
     p.add_argument("--address", help="Ray cluster to join with --executor ray (e.g. head-node:6379; "
                                      "default: $RAY_ADDRESS, else a Ray instance on this machine)")
-    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
