@@ -135,7 +135,9 @@ class Cascade:
         timings: dict[str, float] = {}
 
         audio_key = digest(file_digest(audio_path), channel)
-        vad_key = digest(audio_key, self.recipe.stage("vad"))
+        # The entry holds the regions and the level; the tag keeps entries of the older format
+        # (a bare list of regions) from being read back.
+        vad_key = digest(audio_key, self.recipe.stage("vad"), "regions+level")
         vad = cache.get_or_compute("vad", vad_key, lambda: self._vad(audio_path, channel, timings))
         speech = [(float(s), float(e)) for s, e in vad["regions"]]
 
