@@ -40,6 +40,7 @@ from speechkit.asr import Biasing, make_recognizer
 from speechkit.audio import iter_audio_chunks, load_audio
 from speechkit.cache import StageCache, digest, file_digest
 from speechkit.context import MeetingContext
+from speechkit.embeddings import l2_normalize
 from speechkit.io.seglst import parse_seglst, to_seglst
 from speechkit.recipe import Recipe
 from speechkit.transcript import Segment, Transcript
@@ -253,7 +254,7 @@ class Cascade:
                 vecs.append(np.asarray(cache.get_or_compute("enroll", key, lambda clip=clip: np.asarray(
                     self._stage("embedder").embed(load_audio(clip))).tolist()), dtype=np.float32))
             mean = np.mean(vecs, axis=0)
-            out[name] = mean / (np.linalg.norm(mean) or 1.0)
+            out[name] = l2_normalize(mean)
         return out
 
     def _name_clusters(self, centroids: dict[str, np.ndarray], context: MeetingContext,

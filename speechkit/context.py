@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from speechkit.asr import Biasing
+from speechkit.embeddings import l2_normalize
 from speechkit.recipe import ContextBudget
 from speechkit.transcript import Transcript
 from speechkit.workspace import Meeting, Workspace
@@ -99,7 +100,7 @@ def _prior_speakers(prior: list[PriorMeeting]) -> dict[str, np.ndarray]:
     out = {}
     for name, vecs in sums.items():
         mean = np.mean(vecs, axis=0)
-        out[name] = mean / (np.linalg.norm(mean) or 1.0)
+        out[name] = l2_normalize(mean)
     return out
 
 
