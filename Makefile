@@ -17,7 +17,7 @@ MODEL ?=
 OUT ?=
 EXEC ?= local
 
-.PHONY: setup system-packages env test test-fast test-ray bench recipe clean help
+.PHONY: setup system-packages env test test-fast test-ray bench eval-real recipe clean help
 
 help:
 	@echo "make setup      install system packages and the Python environment (.venv)"
@@ -25,6 +25,7 @@ help:
 	@echo "make test-ray   run the Ray executor tests (start a local Ray cluster)"
 	@echo "make recipe L=1|2|3|all [WS=dir] [ASR=whisper|ctc] [MODEL=name] [OUT=dir] [EXEC=local|ray]"
 	@echo "make bench      speed and memory benchmark [OUT=dir] [MODEL=name]"
+	@echo "make eval-real  VAD, diarization and identification on the real recordings [OUT=dir]"
 
 setup: system-packages env
 
@@ -64,7 +65,10 @@ recipe:
 	$(BIN)/speechkit recipe --level $(L) --asr $(ASR) --workspace $(WS) $(if $(MODEL),--model $(MODEL)) $(if $(OUT),--out $(OUT)) --executor $(EXEC)
 
 bench:
-	$(BIN)/speechkit bench $(if $(OUT),--out $(OUT)) $(if $(MODEL),--model $(MODEL))
+	$(BIN)/python benchmarks/bench.py $(if $(OUT),--out $(OUT)) $(if $(MODEL),--model $(MODEL))
+
+eval-real:
+	$(BIN)/python benchmarks/eval_real.py --out $(if $(OUT),$(OUT),runs/eval-real)
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info

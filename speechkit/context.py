@@ -1,9 +1,11 @@
 """The context builder: what a cascade may know about a meeting at each context level.
 
 - L1: nothing but the audio.
-- L2: the system's own outputs for the earlier meetings of the workspace: frequent rare words of
-  its transcripts become hot words and correction vocabulary; its speaker centroids and the labels
-  it used keep a voice's label stable across meetings.
+- L2: the system's own outputs for the earlier meetings of the workspace, where it was confident:
+  rare words it recognised with high confidence in several segments (never in a window its loop
+  control flagged, never common words) become hot words and correction vocabulary, and its
+  confident stretches of text the LM text (:func:`confident_rare_words`, :func:`confident_text`);
+  its speaker centroids and the labels it used keep a voice's label stable across meetings.
 - L3: L2 plus the workspace artifacts: roster (names, nicknames), voice enrollments (of the
   meeting's invitees when the manifest lists attendees, as a calendar invite would), the jargon
   list, the meeting's agenda, and the emails and slides dated up to the meeting.
@@ -21,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from speechkit.asr import Biasing
-from speechkit.embeddings import l2_normalize
 from speechkit.recipe import ContextBudget
+from speechkit.stages.asr import Biasing
+from speechkit.stages.diarize.embedders import l2_normalize
 from speechkit.transcript import Transcript
 from speechkit.workspace import Meeting, Workspace
 
@@ -35,24 +37,58 @@ _TERM = re.compile(r"[$€£]?[A-Za-z0-9]+(?:[.,\-_/][A-Za-z0-9]+)*%?")
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 _DATE = re.compile(rf"\b(?:{_MONTHS}) \d{{1,2}}\b")
 _WORD = re.compile(r"[a-z][a-z']+")
+_SURFACE = re.compile(r"[A-Za-z][A-Za-z']+")  # a word as written, any case
 
 
 @dataclass
 class PriorMeeting:
-    """What the system itself produced for an earlier meeting."""
+    """What the system itself produced for an earlier meeting.
+
+    ``flagged_spans``: the spans (s) of the ASR windows its loop control flagged; nothing in them
+    is learnt from.
+    """
 
     meeting_id: str
     transcript: Transcript
     speakers: dict[str, list[float]]  # name or stable label -> centroid
+    flagged_spans: list[tuple[float, float]] = field(default_factory=list)
+
+    def confident_words(self, min_confidence: float) -> list[list[str]]:
+        """Per segment, its words as runs of consecutive confident words: a word counts when its
+        ASR confidence is at least ``min_confidence`` and its midpoint is in no flagged span;
+        any other word ends a run (so n-grams never span it)."""
+        out = []
+        for seg in self.transcript.segments:
+            runs, run = [], []
+            for w in seg.words:
+                mid = None if w.start is None or w.end is None else (w.start + w.end) / 2
+                ok = (w.confidence is not None and w.confidence >= min_confidence and mid is not None
+                      and not any(s <= mid <= e for s, e in self.flagged_spans))
+                if ok:
+                    run.append(w.text)
+                elif run:
+                    runs.append(run)
+                    run = []
+            out.append([" ".join(r) for r in runs + ([run] if run else [])])
+        return out
 
 
 @dataclass
 class MeetingContext:
-    """Everything a cascade may use for one meeting, by level."""
+    """Everything a cascade may use for one meeting.
 
-    level: int
+    ``biasing``: prompt, hot words and LM text for ASR. ``enrollments``: person name -> voice
+    clips, for identification. ``stable_labels``: name each voice as in earlier meetings
+    (``prior_speakers``: name or label -> centroid) and give new voices labels that no earlier
+    meeting used. ``terms``, ``names`` (canonical name -> nicknames) and ``lm_text``: the
+    vocabulary for correction. ``log``: what was added, with its size and budget.
+    :func:`build_context` fills these by context level; ``speechkit transcribe`` fills
+    ``biasing`` and ``enrollments`` from its options.
+    """
+
     biasing: Biasing = field(default_factory=Biasing)
     enrollments: dict[str, list[Path]] = field(default_factory=dict)
+    stable_labels: bool = False
     prior_speakers: dict[str, np.ndarray] = field(default_factory=dict)
     terms: list[str] = field(default_factory=list)
     names: dict[str, list[str]] = field(default_factory=dict)  # canonical name -> nicknames
@@ -62,13 +98,44 @@ class MeetingContext:
     def add(self, source: str, items: int, budget: int | None = None) -> None:
         entry = {"source": source, "items": items, "budget": budget}
         self.log.append(entry)
-        log.info("context L%d: %s: %d item(s)%s", self.level, source, items,
+        log.info("context: %s: %d item(s)%s", source, items,
                  f" (budget {budget})" if budget is not None else "")
 
 
 def _zipf(word: str) -> float:
     from wordfreq import zipf_frequency
     return zipf_frequency(word, "en")
+
+
+def confident_rare_words(prior: list[PriorMeeting], budget: ContextBudget) -> tuple[list[str], int]:
+    """The rare words (Zipf below ``budget.rare_zipf``, 3 letters or more) that the system
+    recognised confidently (:meth:`PriorMeeting.confident_words` with
+    ``budget.prior_min_confidence``) in at least ``budget.prior_min_segments`` segments of earlier
+    meetings, most segments first, at most ``budget.prior_terms``; and how many rare words of
+    those transcripts were left out (unconfident, too rare, or in a flagged window).
+    """
+    segments: dict[str, set[tuple[str, int]]] = {}
+    forms: dict[str, Counter[str]] = {}
+    for p in prior:
+        for k, runs in enumerate(p.confident_words(budget.prior_min_confidence)):
+            for form in _SURFACE.findall(" ".join(runs)):
+                w = form.lower()
+                if len(w) >= 3 and _WORD.fullmatch(w):
+                    segments.setdefault(w, set()).add((p.meeting_id, k))
+                    forms.setdefault(w, Counter())[form] += 1
+    rare = [(len(where), w) for w, where in segments.items()
+            if len(where) >= budget.prior_min_segments and _zipf(w) < budget.rare_zipf]
+    kept = [w for _, w in sorted(rare, key=lambda nw: (-nw[0], nw[1]))][:budget.prior_terms]
+    seen = {w for p in prior for w in _WORD.findall(p.transcript.text.lower()) if len(w) >= 3}
+    left_out = sum(1 for w in seen if w not in kept and _zipf(w) < budget.rare_zipf)
+    # each word in the spelling the system wrote it most often ("gRPC", not "grpc")
+    return [forms[w].most_common(1)[0][0] for w in kept], left_out
+
+
+def confident_text(prior: list[PriorMeeting], min_confidence: float) -> str:
+    """The earlier meetings' confident stretches of text, one per line (the L2 LM text)."""
+    return "\n".join(run for p in prior for runs in p.confident_words(min_confidence) for run in runs
+                     if len(run.split()) >= 2)
 
 
 def rare_words(texts: list[str], limit: int, rare_zipf: float, min_count: int = 2) -> list[str]:
@@ -113,18 +180,20 @@ def _budget_words(parts: list[str], tokens: int) -> str:
 def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[PriorMeeting],
                   budget: ContextBudget) -> MeetingContext:
     """The context of ``meeting`` at ``level`` given the system's outputs for earlier meetings."""
-    ctx = MeetingContext(level=level)
+    ctx = MeetingContext()
     if level < 2:
         return ctx
+    ctx.stable_labels = True
     hotwords: list[str] = []
     if prior:
         ctx.prior_speakers = _prior_speakers(prior)
         ctx.add("prior speaker centroids", len(ctx.prior_speakers))
-        own = rare_words([p.transcript.text for p in prior], budget.prior_terms, budget.rare_zipf)
+        own, left_out = confident_rare_words(prior, budget)
         ctx.add("prior rare words", len(own), budget.prior_terms)
+        ctx.add("prior rare words left out (unconfident, once only or in a flagged window)", left_out)
         hotwords += own
         ctx.terms += own
-        ctx.lm_text = "\n".join(p.transcript.text for p in prior)
+        ctx.lm_text = confident_text(prior, budget.prior_min_confidence)
     if level >= 3:
         invited = set(meeting.attendees) or {p.id for p in ws.people}  # the invite, when there is one
         for person in ws.people:
@@ -150,6 +219,7 @@ def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[Prior
         ctx.add("prompt words", len(prompt.split()), int(budget.prompt_tokens / 1.3))
         ctx.lm_text = "\n".join([*texts, " ".join(jargon), " ".join(names), ctx.lm_text])
     ctx.biasing.hotwords = hotwords[: budget.hotwords]
+    ctx.biasing.verify_hotwords = level == 2  # the system's own words only where they are used (L3: all)
     ctx.add("hot words", len(ctx.biasing.hotwords), budget.hotwords)
     ctx.biasing.lm_text = ctx.lm_text or None
     return ctx

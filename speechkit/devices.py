@@ -1,6 +1,8 @@
 """Device selection shared by every stage: ``auto`` picks CUDA when torch sees a GPU."""
 from __future__ import annotations
 
+from speechkit.errors import DeviceError
+
 DEVICES = ("auto", "cpu", "cuda")
 
 
@@ -14,14 +16,19 @@ def cuda_available() -> bool:
 
 
 def resolve_device(device: str = "auto") -> str:
-    """``cpu`` or ``cuda`` for a requested device (``auto``, ``cpu``, ``cuda`` or ``cuda:N``)."""
+    """``cpu`` or ``cuda`` for a requested device (``auto``, ``cpu``, ``cuda`` or ``cuda:N``).
+
+    Raises :class:`~speechkit.errors.DeviceError` (a ``ValueError``) for an unknown device or a
+    CUDA device on a machine where torch sees none.
+    """
     if device == "auto":
         return "cuda" if cuda_available() else "cpu"
     if device == "cpu" or device.startswith("cuda"):
         if device.startswith("cuda") and not cuda_available():
-            raise ValueError(f"device {device!r} requested but torch sees no CUDA GPU")
+            raise DeviceError(f"device {device!r} requested but torch sees no CUDA GPU on this machine; "
+                              f"use --device cpu (or auto, which takes a GPU when there is one)")
         return device
-    raise ValueError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)} or cuda:N")
+    raise DeviceError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)} or cuda:N")
 
 
 def default_compute_type(device: str) -> str:

@@ -41,4 +41,38 @@ class AudioError(SpeechkitError):
 
 
 class ModelNotAvailableError(SpeechkitError):
-    """A model is not present on this machine; the message says how to get it."""
+    """A model is not present on this machine; the message says how to get it (exit code 2)."""
+
+    exit_code = 2
+
+
+class OutputError(SpeechkitError):
+    """An output path cannot or must not be written (a folder, a device, a link, an input file, ...)."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
+class DeviceError(SpeechkitError, ValueError):
+    """A requested compute device is unknown or not present on this machine."""
+
+
+class RunFolderBusyError(OutputError):
+    """Another run is writing into the same run folder."""
+
+
+def brief(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, computed without expanding deep or huge values.
+
+    Error messages quote the offending value with it, so that a YAML alias bomb or a megabyte
+    string never ends up whole in a message.
+    """
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxlevel, r.maxlist, r.maxtuple, r.maxdict, r.maxset = 2, 4, 4, 4, 4
+    r.maxstring = r.maxother = r.maxlong = limit
+    text = r.repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."

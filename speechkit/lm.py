@@ -1,7 +1,7 @@
 """N-gram language models from text: ARPA files built by kaldingram, loaded with KenLM.
 
 The CTC recogniser shallow-fuses such a model, built from workspace text, into its beam search
-(``speechkit.asr.ctc``). Text is first normalised to what a character CTC model emits: lower
+(``speechkit.stages.asr.ctc``). Text is first normalised to what a character CTC model emits: lower
 case, only the characters of its alphabet, numbers spelled out ("pacs.008" -> "pacs dot zero
 zero eight") when the alphabet has no digits.
 

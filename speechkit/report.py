@@ -9,9 +9,12 @@ import base64
 import html
 import io
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from speechkit.io.atomic import write_bytes, write_text
+
+if TYPE_CHECKING:
+    from speechkit.compare import Comparison
 
 METRICS = ("wer", "cpwer", "number_recall", "term_recall", "speaker_consistency", "named_speaker_accuracy",
            "der", "jer")
@@ -178,6 +181,29 @@ def _html_page(title: str, markdown_body: str, images: dict[str, bytes], grid: t
     return "\n".join(parts)
 
 
+def asr_section(results: dict) -> str:
+    """Markdown: per meeting, what the ASR loop and hallucination control did (windows checked,
+    flagged by reason, re-decoded without biasing / at a sampling temperature, cleaned)."""
+    rows = {mid: r.asr for mid, r in results.items() if getattr(r, "asr", None)}
+    if not rows:
+        return ""
+    lines = ["", "## ASR loop and hallucination control", "",
+             "Windows flagged (repeated words or n-grams, compression, words outside speech) are decoded "
+             "again without prompt and hot words, then at sampling temperatures; those still flagged are "
+             "cleaned (repeats collapsed, words outside speech dropped).", "",
+             "| meeting | windows | flagged | reasons | re-decoded unbiased | re-decoded at temperature > 0 | cleaned |",
+             "|---|---|---|---|---|---|---|"]
+    totals = [0, 0, 0, 0, 0]
+    for mid, a in rows.items():
+        counts = [a.get(k, 0) for k in ("windows", "flagged_windows", "redecoded_unbiased", "redecoded_fallback",
+                                        "cleaned")]
+        totals = [t + c for t, c in zip(totals, counts)]
+        reasons = ", ".join(f"{k} {v}" for k, v in (a.get("flagged") or {}).items()) or "-"
+        lines.append(f"| {mid} | {counts[0]} | {counts[1]} | {reasons} | {counts[2]} | {counts[3]} | {counts[4]} |")
+    lines.append(f"| all | {totals[0]} | {totals[1]} | | {totals[2]} | {totals[3]} | {totals[4]} |")
+    return "\n".join(lines) + "\n"
+
+
 def write_report(out: Path, recipe: Any, ws: Any, scores: dict, results: dict | None = None) -> None:
     """Write report.md, report.html and the plot PNGs of one run into ``out``."""
     images = {"aggregate.png": _bars_with_ci({recipe.name: scores["aggregate"]}, "Aggregate metrics"),
@@ -186,19 +212,33 @@ def write_report(out: Path, recipe: Any, ws: Any, scores: dict, results: dict | 
         write_bytes(out / name, data)
     title = f"speechkit report: {recipe.name} on {ws.name}"
     body = _markdown(title, recipe, ws, scores, {"aggregate": "aggregate.png", "wer": "wer.png"})
+    body += asr_section(results or {})
     write_text(out / "report.md", body)
     write_text(out / "report.html", _html_page(title, body, images, speaker_grid(scores)))
 
 
-def write_comparison(out: Path, runs: dict[str, dict]) -> None:
-    """comparison.md/.html: the aggregate metrics of several runs (e.g. L1, L2, L3) side by side."""
-    image = _bars_with_ci({name: s["aggregate"] for name, s in runs.items()}, "Context levels")
+def write_comparison(out: Path, runs: "dict[str, dict] | Comparison", title: str = "speechkit comparison",
+                     resamples: int | None = None, seed: int | None = None,
+                     per_meeting: tuple[str, ...] = ("wer", "der")) -> "Comparison":
+    """comparison.md/.html/.json/.png: several runs of one workspace (e.g. L1, L2, L3) side by side,
+    and each run's delta against the first with a paired bootstrap 95% CI over meetings
+    (:mod:`speechkit.compare`) and per-meeting tables of the ``per_meeting`` metrics. ``runs``:
+    name -> scores.json dict (in order, the first is the baseline), or a ready
+    :class:`~speechkit.compare.Comparison`."""
+    from speechkit.compare import Comparison, Run, compare, markdown
+    from speechkit.metrics.bootstrap import RESAMPLES, SEED
+
+    if not isinstance(runs, Comparison):
+        runs = compare([Run(name, Path(out) / name.lower(), scores) for name, scores in runs.items()],
+                       resamples=RESAMPLES if resamples is None else resamples, seed=SEED if seed is None else seed)
+    comparison = runs
+    image = _bars_with_ci({r.name: r.scores["aggregate"] for r in comparison.runs}, "Runs compared")
     write_bytes(out / "comparison.png", image)
-    lines = ["# speechkit comparison", "", "| metric | " + " | ".join(runs) + " |", "|---" * (len(runs) + 1) + "|"]
-    for m in METRICS:
-        lines.append(f"| {LABELS[m]} | " + " | ".join(_estimate(s["aggregate"].get(m)) for s in runs.values()) + " |")
-    lines += ["", "![levels](comparison.png)"]
-    body = "\n".join(lines) + "\n"
+    body = (f"# {title}\n\nWorkspace `{comparison.runs[0].workspace}`; runs: "
+            + ", ".join(f"{r.name} (`{r.path}`)" for r in comparison.runs) + ".\n\n"
+            + markdown(comparison, per_meeting) + "\n![runs](comparison.png)\n")
     write_text(out / "comparison.md", body)
-    write_text(out / "comparison.html", _html_page("speechkit comparison", body, {"comparison.png": image},
-                                                   ([], [], {})))
+    write_text(out / "comparison.html", _html_page(title, body, {"comparison.png": image}, ([], [], {})))
+    from speechkit.io.atomic import write_json
+    write_json(out / "comparison.json", comparison.as_dict())
+    return comparison

@@ -9,18 +9,27 @@ Run folder layout (``OUT``)::
     context/<meeting>.json       what the context builder added (sizes, budgets)
     scores.json                  see docs/scores-schema.md
     report.md, report.html       tables and plots
-    run.json                     recipe, package versions, model hashes, timings
+    run.json                     recipe, package versions, model hashes, runtime (device,
+                                 compute type, threads, seeds), timings, ASR re-decodes
 
 Every file is written atomically, and a meeting's transcripts are written only when the meeting
 is finished, so an interrupted run loses nothing that was done and the rerun resumes. A process
 killed during a write can leave its temporary file (``.NAME.*.tmp``) behind; the next run into
 the folder deletes such leftovers before it starts.
+
+Runs are reproducible: before each meeting Python's, NumPy's and torch's generators are seeded
+with the run's seed (:func:`run_seed`: the ASR options' ``seed``), and the Whisper backend seeds
+CTranslate2's sampling before every decoding call, so the same inputs, recipe and machine give
+byte-identical transcripts and scores.
 """
 from __future__ import annotations
 
 import importlib.metadata
 import logging
+import os
 import platform
+import random
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +40,8 @@ from speechkit.cache import StageCache
 from speechkit.cascade import Cascade, CascadeResult
 from speechkit.context import PriorMeeting, build_context
 from speechkit.io.atomic import remove_leftovers, write_json
+from speechkit.io.lock import run_folder_lock
+from speechkit.io.names import child_path
 from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import write_stm
@@ -62,30 +73,72 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
+def run_seed(recipe: Recipe) -> int:
+    """The seed of a run's random generators: the ASR options' ``seed`` (0 when it has none)."""
+    return int(getattr(recipe.stages["asr"].options, "seed", 0))
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's, NumPy's global and (when imported) torch's and CTranslate2's generators."""
+    import numpy as np
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(seed)
+    if "ctranslate2" in sys.modules:
+        sys.modules["ctranslate2"].set_random_seed(seed)
+
+
+def runtime_info(recipe: Recipe) -> dict:
+    """What decides a run's numbers besides its inputs and recipe: device, compute type,
+    threads and seeds (run.json ``runtime``)."""
+    from speechkit.devices import default_compute_type, resolve_device
+    try:
+        device = resolve_device(recipe.device)
+    except Exception as exc:  # informative only
+        device = f"unresolved: {exc}"
+    asr = recipe.stages["asr"].options
+    threads: dict = {"cpu_count": os.cpu_count(), "asr_cpu_threads": getattr(asr, "cpu_threads", None),
+                     **{name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
+    if "torch" in sys.modules:
+        threads["torch"] = sys.modules["torch"].get_num_threads()
+    compute = getattr(asr, "compute_type", None)
+    if compute is None and hasattr(asr, "compute_type") and not device.startswith("unresolved"):
+        compute = default_compute_type(device)  # what the Whisper backend picks for the device
+    return {"device": device, "asr_compute_type": compute, "threads": threads,
+            "seeds": {"run": run_seed(recipe), "asr": getattr(asr, "seed", None)}}
+
+
 def default_out(recipe: Recipe, ws: Workspace) -> Path:
-    return Path("runs") / f"{recipe.name}-{ws.name}"
+    return child_path(Path("runs"), f"{recipe.name}-{ws.name}")
 
 
 def run_meetings(recipe: Recipe, ws: Workspace, out: Path, cascade: Cascade, cache: StageCache,
                  progress: bool = True) -> dict[str, CascadeResult]:
     """Run the cascade on each meeting in calendar order, writing its transcripts when it is done.
 
-    Each meeting's L2/L3 context is built from the results of the meetings before it.
+    Each meeting's L2/L3 context is built from the results of the meetings before it. Enrollment-only
+    meetings are skipped: they supplied voice enrollments and are neither run nor scored.
     """
+    if recipe.level is None:
+        from speechkit.recipe import RecipeError
+        raise RecipeError(recipe.path, "no context level: give --level 1, 2 or 3 (or set level: in the recipe)")
     prior: list[PriorMeeting] = []
     results: dict[str, CascadeResult] = {}
-    for meeting in tqdm(ws.meetings, desc=f"{recipe.name} {ws.name}", unit="meeting", disable=not progress):
+    for meeting in tqdm(ws.scored_meetings, desc=f"{recipe.name} {ws.name}", unit="meeting", disable=not progress):
+        seed_everything(run_seed(recipe))
         context = build_context(ws, meeting, recipe.level, prior, recipe.context)
         result = cascade.run(meeting.audio, context, cache, session_id=meeting.id)
-        write_json(out / "context" / f"{meeting.id}.json", {"level": recipe.level, "additions": context.log,
-                                                           "prompt": context.biasing.prompt,
-                                                           "hotwords": context.biasing.hotwords})
+        write_json(child_path(out / "context", meeting.id, ".json"),
+                   {"level": recipe.level, "additions": context.log, "prompt": context.biasing.prompt,
+                    "hotwords": context.biasing.hotwords})
         transcripts = out / "transcripts"
-        write_stm(transcripts / f"{meeting.id}.stm", [result.transcript])
-        write_rttm(transcripts / f"{meeting.id}.rttm", [result.transcript])
-        write_seglst(transcripts / f"{meeting.id}.json", [result.transcript])
+        write_stm(child_path(transcripts, meeting.id, ".stm"), [result.transcript])
+        write_rttm(child_path(transcripts, meeting.id, ".rttm"), [result.transcript])
+        write_seglst(child_path(transcripts, meeting.id, ".json"), [result.transcript])
         results[meeting.id] = result
-        prior.append(PriorMeeting(meeting.id, result.transcript, result.speakers))
+        prior.append(PriorMeeting(meeting.id, result.transcript, result.speakers,
+                                  [tuple(span) for span in result.asr.get("flagged_spans", [])]))
     return results
 
 
@@ -101,26 +154,46 @@ def finish_run(recipe: Recipe, ws: Workspace, out: Path, results: dict[str, Casc
         "executor": executor, "packages": package_versions(), "models": model_hashes(recipe),
         "machine": {"platform": platform.platform(), "processor": platform.processor(),
                     "python": platform.python_version()},
+        "runtime": runtime_info(recipe),
         "timings": {"total_s": round(elapsed_s, 3),
                     "meetings": {mid: {k: round(v, 3) for k, v in r.timings.items()} for mid, r in results.items()}},
         "cache": {"hits": cache.hits, "misses": cache.misses} if cache else None,
         "correction": {mid: r.correction for mid, r in results.items() if r.correction},
+        "asr": asr_statistics(results),
     })
     write_report(out, recipe, ws, scores, results)
     return RunResult(out, scores, results)
 
 
+def asr_statistics(results: dict[str, CascadeResult]) -> dict:
+    """run.json ``asr``: the recognizer's loop control per meeting (windows checked, flagged by
+    reason, re-decodes, cleaned) and summed over the run."""
+    from speechkit.stages.asr import DecodeStats
+    total = DecodeStats()
+    meetings = {}
+    for mid, result in results.items():
+        stats = DecodeStats.from_dict(result.asr or {})
+        total.add(stats)
+        meetings[mid] = {k: v for k, v in stats.as_dict().items() if k != "flagged_spans"}
+    return {"total": {k: v for k, v in total.as_dict().items() if k != "flagged_spans"}, "meetings": meetings}
+
+
 def run_workspace(recipe: Recipe, ws: Workspace, out: str | Path | None = None,
                   cascade: Cascade | None = None, progress: bool = True) -> RunResult:
-    """Run ``recipe`` on every meeting of ``ws`` into ``out`` on this machine, then score and report."""
+    """Run ``recipe`` on every meeting of ``ws`` into ``out`` on this machine, then score and report.
+
+    The run holds the lock of ``out`` throughout (:mod:`speechkit.io.lock`): a second run into the
+    same folder meanwhile is refused.
+    """
     out = Path(out) if out else default_out(recipe, ws)
     started = time.perf_counter()
-    removed = remove_leftovers(out)
-    if removed:
-        log.info("removed %d temporary file(s) left by an interrupted run in %s", len(removed), out)
-    cache = StageCache(out / "cache")
-    results = run_meetings(recipe, ws, out, cascade or Cascade(recipe), cache, progress)
-    return finish_run(recipe, ws, out, results, time.perf_counter() - started, cache)
+    with run_folder_lock(out):
+        removed = remove_leftovers(out)
+        if removed:
+            log.info("removed %d temporary file(s) left by an interrupted run in %s", len(removed), out)
+        cache = StageCache(out / "cache")
+        results = run_meetings(recipe, ws, out, cascade or Cascade(recipe), cache, progress)
+        return finish_run(recipe, ws, out, results, time.perf_counter() - started, cache)
 
 
 def model_hashes(recipe: Recipe) -> dict[str, str]:
@@ -128,8 +201,7 @@ def model_hashes(recipe: Recipe) -> dict[str, str]:
     from speechkit.registry import model_hash
     out = {}
     for stage in ("vad", "asr"):
-        options = recipe.stage(stage) or {}
-        name = options.get("model")
+        name = getattr(recipe.stages[stage].options, "model", None)
         if isinstance(name, str):
             try:
                 out[name] = model_hash(name)

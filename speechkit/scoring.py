@@ -7,23 +7,29 @@ is null and the reason is recorded, never a zero.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+import math
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from speechkit.errors import FormatError
+from speechkit.errors import FormatError, SpeechkitError, brief
 from speechkit.io import format_of, read_transcripts
-from speechkit.io.atomic import write_json
+from speechkit.io.atomic import check_output_file, write_json
 from speechkit.io.manifest import load_workspace
-from speechkit.metrics.bootstrap import PERCENTILES, RESAMPLES, SEED, Estimate, Ratio, bootstrap, micro
+from speechkit.io.names import child_path, id_problem
+from speechkit.metrics.bootstrap import (PERCENTILES, RESAMPLES, SEED, Estimate, Ratio, bootstrap,
+                                         check_bootstrap_settings, micro)
 from speechkit.metrics.cpwer import TCP_COLLAR, cpwer, tcpwer
 from speechkit.metrics.diarization import COLLAR, diarization_errors
 from speechkit.metrics.normalize import NORMALIZER_NAME
-from speechkit.metrics.speakers import SpeakerAttribution, attribute_speakers, speaker_consistency
+from speechkit.metrics.speakers import SpeakerAttribution, attribute_speakers, attribute_turns, speaker_consistency
 from speechkit.metrics.terms import term_recalls
 from speechkit.metrics.wer import word_error_rate
 from speechkit.transcript import Transcript
 from speechkit.workspace import Person, TermSet, Workspace
+
+log = logging.getLogger(__name__)
 
 SCHEMA = "speechkit.scores/1"
 METRICS = ("wer", "number_recall", "term_recall", "speaker_consistency", "named_speaker_accuracy",
@@ -59,6 +65,16 @@ class ScoreOptions:
     resamples: int = RESAMPLES
     seed: int = SEED
 
+    def __post_init__(self) -> None:
+        try:
+            check_bootstrap_settings(self.resamples, self.seed)
+        except ValueError as exc:
+            raise SpeechkitError(str(exc)) from None
+        for name in ("collar", "tcp_collar"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise SpeechkitError(f"{name}: expected a finite number of seconds >= 0, got {brief(value)}")
+
     def settings(self) -> dict[str, Any]:
         return {
             "normalizer": NORMALIZER_NAME,
@@ -80,7 +96,8 @@ class MeetingPair:
     ``reference`` holds the words with person ids as speakers (None if the meeting has no
     reference transcript); ``turns`` the reference speaker turns for DER/JER; ``terms`` the
     terms the manifest says were spoken (None: scan the reference); ``hypothesis_has_names``
-    is False for hypothesis formats without a speaker-name field.
+    is False for hypothesis formats without a speaker-name field. ``notes`` say what was left
+    out of the input files (segments of other sessions); they go to ``details.notes``.
     """
 
     id: str
@@ -89,6 +106,7 @@ class MeetingPair:
     turns: Transcript | None
     terms: TermSet | None = None
     hypothesis_has_names: bool = True
+    notes: tuple[str, ...] = ()
 
 
 class _Meeting:
@@ -112,8 +130,7 @@ NEEDS = {
     "wer": ("reference", "reference words", "hypothesis words"),
     "number_recall": ("reference", "reference words", "hypothesis words", "term set"),
     "term_recall": ("reference", "reference words", "hypothesis words", "term set"),
-    "speaker_consistency": ("reference", "reference words", "reference speakers", "hypothesis speakers",
-                            "hypothesis names"),
+    "speaker_consistency": ("speaker evidence", "hypothesis speakers", "hypothesis names"),
     "named_speaker_accuracy": ("reference", "reference words", "reference speakers", "hypothesis speakers",
                                "hypothesis names"),
     "cpwer": ("reference", "reference words", "reference speakers", "hypothesis words", "hypothesis speakers"),
@@ -132,6 +149,9 @@ def _missing_inputs(pair: MeetingPair, terms: TermSet | None) -> dict[str, str]:
         "reference speakers": (ref is None or ref.has_speakers, "the reference format has no speakers (CTM)"),
         "turns": (turns is not None, "the meeting has no reference speaker turns"),
         "turn speakers": (turns is None or turns.has_speakers, "the reference format has no speakers (CTM)"),
+        "speaker evidence": ((ref is not None and ref.has_words and ref.has_speakers)
+                             or (turns is not None and turns.has_speakers),
+                             "the meeting has neither reference words with speakers nor reference speaker turns"),
         "hypothesis words": (hyp.has_words, "the hypothesis format has no words (RTTM)"),
         "hypothesis speakers": (hyp.has_speakers, "the hypothesis format has no speakers (CTM)"),
         "hypothesis names": (pair.hypothesis_has_names,
@@ -162,6 +182,9 @@ def _score_one(pair: MeetingPair, people: Mapping[str, Person], terms: TermSet |
     if "named_speaker_accuracy" not in m.reasons:
         m.attribution = attribute_speakers(pair.id, ref, hyp, people)
         m.set("named_speaker_accuracy", m.attribution.accuracy)
+        m.details["speakers"] = m.attribution.details()
+    elif "speaker_consistency" not in m.reasons:  # no reference words: name people by speech time
+        m.attribution = attribute_turns(pair.id, pair.turns, hyp)
         m.details["speakers"] = m.attribution.details()
     if "cpwer" not in m.reasons:
         for metric, result in (("cpwer", cpwer(ref, hyp)), ("tcpwer", tcpwer(ref, hyp, options.tcp_collar))):
@@ -208,6 +231,8 @@ def score_meetings(pairs: Sequence[MeetingPair], people: Mapping[str, Person], t
         entry: dict[str, Any] = {metric: Estimate(m.ratios[metric].value if metric in m.ratios else None).as_dict()
                                  for metric in METRICS}
         entry["details"] = {**m.details, "not_applicable": dict(m.reasons)}
+        if m.pair.notes:
+            entry["details"]["notes"] = list(m.pair.notes)
         meetings[m.pair.id] = entry
     return {"schema": SCHEMA, "source": source or {}, "settings": options.settings(), "aggregate": aggregate,
             "totals": totals, "not_applicable": not_applicable, "meetings": meetings}
@@ -224,19 +249,35 @@ def _empty(session: str, fmt: str) -> Transcript:
     return Transcript(session, [], has_words=has_words, has_speakers=has_speakers)
 
 
-def _pick(path: Path, session: str, strict: bool = False) -> Transcript:
-    """The transcript of ``session`` in ``path``; a file holding one session (or none) fits any id
-    unless ``strict``."""
+def _sessions(transcripts: Mapping[str, Transcript]) -> str:
+    return brief(", ".join(sorted(transcripts)), 200).strip("'\"") or "none"
+
+
+def _pick(path: Path, session: str, strict: bool = False, notes: list[str] | None = None) -> Transcript:
+    """The transcript of ``session`` in ``path``, carrying ``session`` as its id.
+
+    Unless ``strict``, a file holding one session (or none) fits any id: it is the file of that
+    meeting, whatever its ``session_id`` (``speechkit transcribe`` names it after the audio file).
+    Segments of other sessions are left out, and ``notes`` (when given) says so.
+    """
     fmt = format_of(path)
     transcripts = read_transcripts(path, fmt)
     if session in transcripts:
-        return transcripts[session]
-    if not strict and len(transcripts) == 1:
-        return next(iter(transcripts.values()))
-    if not strict and not transcripts:
+        others = {sid: t for sid, t in transcripts.items() if sid != session}
+        if others and not strict:  # strict: the caller picked the session (--session)
+            note = (f"{path}: scored session {session!r}; left out {sum(len(t.segments) for t in others.values())} "
+                    f"segment(s) of other session(s): {_sessions(others)}")
+            log.warning(note)
+            if notes is not None:
+                notes.append(note)
+        chosen = transcripts[session]
+    elif not strict and len(transcripts) == 1:
+        chosen = next(iter(transcripts.values()))
+    elif not strict and not transcripts:
         return _empty(session, fmt)
-    found = ", ".join(sorted(transcripts)) or "none"
-    raise FormatError(path, f"no session {session!r} in the file (sessions found: {found})")
+    else:
+        raise FormatError(path, f"no session {session!r} in the file (sessions found: {_sessions(transcripts)})")
+    return chosen if chosen.session_id == session else replace(chosen, session_id=session)
 
 
 def _has_word_times(transcript: Transcript) -> bool:
@@ -246,7 +287,9 @@ def _has_word_times(transcript: Transcript) -> bool:
 
 def hypothesis_path(run_dir: Path, meeting_id: str) -> Path:
     """The hypothesis file of a meeting in a run folder (``<id>.json`` or ``<id>.seglst.json``)."""
-    candidates = [run_dir / f"{meeting_id}{suffix}" for suffix in HYPOTHESIS_SUFFIXES]
+    if id_problem(meeting_id):  # a workspace built in Python, not loaded from a checked manifest
+        raise FormatError(run_dir, f"meeting id {id_problem(meeting_id)}")
+    candidates = [child_path(run_dir, meeting_id, suffix) for suffix in HYPOTHESIS_SUFFIXES]
     for path in candidates:
         if path.is_file():
             return path
@@ -259,27 +302,37 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
     """Score a run folder (one SegLST hypothesis per meeting) against a workspace's references.
 
     ``workspace`` is a loaded workspace or its folder / manifest; with ``out`` the scores are
-    also written there (atomically).
+    also written there (atomically). Each meeting's hypothesis file is matched to the meeting by
+    its name: a file holding one session is that meeting's whatever its ``session_id``; in a file
+    holding several, the meeting's session is scored and the others are left out with a note.
     """
     ws = workspace if isinstance(workspace, Workspace) else load_workspace(workspace)
     run = Path(run_dir)
     if not run.is_dir():
         raise FormatError(run, "run folder not found")
     people = {p.id: p for p in ws.people}
+    hyp_paths = {meeting.id: hypothesis_path(run, meeting.id) for meeting in ws.scored_meetings}
+    if out is not None:  # before any work; never over an input
+        inputs = {"the workspace manifest": ws.manifest_path, **{
+            f"the hypothesis of meeting {mid}": path for mid, path in hyp_paths.items()}}
+        for m in ws.meetings:
+            inputs.update({f"the {key} of meeting {m.id}": getattr(m, key) for key in ("reference", "rttm", "audio")})
+        check_output_file(out, inputs)
     pairs = []
-    for meeting in ws.meetings:
-        hyp = _pick(hypothesis_path(run, meeting.id), meeting.id)
-        ref = _pick(meeting.reference, meeting.id) if meeting.reference else None
+    for meeting in ws.scored_meetings:  # an enrollment-only meeting has no hypothesis and is not scored
+        notes: list[str] = []
+        hyp = _pick(hyp_paths[meeting.id], meeting.id, notes=notes)
+        ref = _pick(meeting.reference, meeting.id, notes=notes) if meeting.reference else None
         if ref is not None:
             for speaker in ref.speakers:
                 if speaker not in people:
                     raise FormatError(meeting.reference, f"speaker {speaker!r} is not a person id of the workspace "
                                                          f"(known: {', '.join(people)})")
         if meeting.rttm is not None and (ref is None or not _has_word_times(ref)):
-            turns = _pick(meeting.rttm, meeting.id)
+            turns = _pick(meeting.rttm, meeting.id, notes=notes)
         else:
             turns = ref
-        pairs.append(MeetingPair(meeting.id, hyp, ref, turns, meeting.terms))
+        pairs.append(MeetingPair(meeting.id, hyp, ref, turns, meeting.terms, notes=tuple(notes)))
     source = {"workspace": str(ws.root), "run": str(run.resolve())}
     return _written(score_meetings(pairs, people, ws.terms, options, source), out)
 
@@ -289,12 +342,15 @@ def score_files(reference: str | Path, hypothesis: str | Path, session: str | No
     """Score a hypothesis file against a reference file, in any supported formats.
 
     With ``session``, only that session is scored. Otherwise a file pair holding one session
-    each is paired whatever the ids; files with several sessions are paired by session id.
+    each is paired whatever the ids (the hypothesis is scored under the reference's id); files
+    with several sessions are paired by session id, and a session on one side only is an error.
     The reference speaker labels stand for the people (a label ``Diane_Smith`` is the person
     "Diane Smith"); there is no term set, so number and term recall are not applicable. With
     ``out`` the scores are also written there (atomically).
     """
     ref_path, hyp_path = Path(reference), Path(hypothesis)
+    if out is not None:  # before any work; never over an input
+        check_output_file(out, {"the reference": ref_path, "the hypothesis": hyp_path})
     refs = read_transcripts(ref_path)
     hyp_fmt = format_of(hyp_path)
     if session is not None:
@@ -307,9 +363,15 @@ def score_files(reference: str | Path, hypothesis: str | Path, session: str | No
     hyps = read_transcripts(hyp_path, hyp_fmt)
     single = len(ids) == 1 and len(hyps) <= 1
     if not single:
-        extra = sorted(set(hyps) - set(ids))
+        extra = {sid: t for sid, t in hyps.items() if sid not in ids}
         if extra and session is None:
-            raise FormatError(hyp_path, f"sessions not in the reference {ref_path}: {', '.join(extra)}")
+            raise FormatError(hyp_path, f"sessions not in the reference {ref_path}: {_sessions(extra)} "
+                                        f"(reference sessions: {_sessions(refs)})")
+    notes: list[str] = []
+    if session is not None and not single and len(hyps) > 1:
+        others = {sid: t for sid, t in hyps.items() if sid != session}
+        notes.append(f"{hyp_path}: scored session {session!r} (--session); left out "
+                     f"{sum(len(t.segments) for t in others.values())} segment(s) of: {_sessions(others)}")
     pairs = []
     for sid in ids:
         if single:
@@ -317,9 +379,12 @@ def score_files(reference: str | Path, hypothesis: str | Path, session: str | No
         elif sid in hyps:
             hyp = hyps[sid]
         else:
-            raise FormatError(hyp_path, f"no hypothesis for session {sid!r} of the reference {ref_path}")
+            raise FormatError(hyp_path, f"no hypothesis for session {sid!r} of the reference {ref_path} "
+                                        f"(hypothesis sessions: {_sessions(hyps)})")
         ref = refs[sid]
-        pairs.append(MeetingPair(sid, hyp, ref, ref, None, hypothesis_has_names=CAPABILITIES[hyp_fmt][2]))
+        hyp = hyp if hyp.session_id == sid else replace(hyp, session_id=sid)
+        pairs.append(MeetingPair(sid, hyp, ref, ref, None, hypothesis_has_names=CAPABILITIES[hyp_fmt][2],
+                                 notes=tuple(notes)))
     people = {label: Person(id=label, name=label.replace("_", " "))
               for ref in refs.values() for label in ref.speakers}
     source = {"reference": str(ref_path.resolve()), "hypothesis": str(hyp_path.resolve())}

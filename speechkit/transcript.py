@@ -48,6 +48,12 @@ class Segment:
     def duration(self) -> float:
         return self.end - self.start
 
+    def shifted(self, seconds: float) -> "Segment":
+        """A copy with its times and its words' times moved by ``seconds``."""
+        words = tuple(replace(w, start=None if w.start is None else w.start + seconds,
+                              end=None if w.end is None else w.end + seconds) for w in self.words)
+        return replace(self, start=self.start + seconds, end=self.end + seconds, words=words)
+
     def with_speaker(self, speaker: str | None = None, speaker_name: str | None = None) -> "Segment":
         """A copy with the speaker label and/or name replaced."""
         return replace(self, speaker=speaker if speaker is not None else self.speaker,

@@ -71,7 +71,8 @@ class Meeting:
 
     ``reference`` is the verbatim transcript with word times and person ids (SegLST or STM);
     ``terms``, when given, lists the workspace terms actually spoken in this meeting. When it is
-    None the scorer derives it by scanning the normalised reference text.
+    None the scorer derives it by scanning the normalised reference text. An ``enrollment_only``
+    meeting supplied voice enrollments: it is neither run nor scored.
     """
 
     id: str
@@ -84,6 +85,7 @@ class Meeting:
     canonical: Path | None = None
     attendees: tuple[str, ...] = ()
     terms: TermSet | None = None
+    enrollment_only: bool = False
 
 
 @dataclass
@@ -98,6 +100,11 @@ class Workspace:
     artifacts: tuple[Artifact, ...] = ()
     metadata: dict = field(default_factory=dict)
     manifest_path: Path | None = None
+
+    @property
+    def scored_meetings(self) -> tuple[Meeting, ...]:
+        """The meetings a run processes and scores: all but the enrollment-only ones."""
+        return tuple(m for m in self.meetings if not m.enrollment_only)
 
     def person(self, person_id: str) -> Person:
         for p in self.people:

@@ -1,9 +1,15 @@
 """Shared test fixtures: where the real recordings live."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import soundfile as sf
+import yaml
+
+from speechkit.io.stm import read_stm, write_stm
+from speechkit.transcript import Transcript
 
 REPO = Path(__file__).resolve().parents[1]
 REALDATA = (REPO / ".." / "shared" / "realdata").resolve()
@@ -14,3 +20,95 @@ def realdata() -> Path:
     """The folder of real recordings (../shared/realdata); tests skip nothing: it must exist."""
     assert REALDATA.is_dir(), f"real recordings not found at {REALDATA}"
     return REALDATA
+
+
+# A small workspace of real speech cut from pyannote's sample.wav (two real speakers, Diane and
+# Sheila): two "meetings" of about 12 s each, STM references, and an enrollment clip per person
+# taken from the other meeting's solo speech.
+REAL_PEOPLE = {"Diane": "p_diane", "Sheila": "p_sheila"}
+REAL_MEETINGS = {"m1": (6.5, 18.0), "m2": (17.7, 30.0)}
+REAL_ENROLL = {"p_diane": (17.789, 21.475), "p_sheila": (9.838, 10.78)}
+
+
+def build_real_workspace(root: Path, realdata: Path) -> Path:
+    audio, sr = sf.read(realdata / "pyannote-sample" / "sample.wav", dtype="float32")
+    ref = read_stm(realdata / "pyannote-sample" / "sample.stm")["sample"]
+    (root / "audio").mkdir(parents=True)
+    meetings = []
+    for mid, (t0, t1) in REAL_MEETINGS.items():
+        sf.write(root / "audio" / f"{mid}.wav", audio[int(t0 * sr):int(t1 * sr)], sr)
+        segs = [s.with_speaker(REAL_PEOPLE[s.speaker]) for s in ref.segments if t0 <= s.start and s.end <= t1]
+        shifted = [type(s)(s.start - t0, s.end - t0, s.speaker, s.text, s.words) for s in segs]
+        write_stm(root / f"{mid}.stm", [Transcript(mid, shifted)])
+        meetings.append({"id": mid, "date": f"2026-03-0{len(meetings) + 2}", "audio": f"audio/{mid}.wav",
+                         "reference": f"{mid}.stm", "attendees": list(REAL_PEOPLE.values())})
+    people = []
+    for name, pid in REAL_PEOPLE.items():
+        t0, t1 = REAL_ENROLL[pid]
+        sf.write(root / "audio" / f"enroll-{pid}.wav", audio[int(t0 * sr):int(t1 * sr)], sr)
+        people.append({"id": pid, "name": f"{name} Doe", "enrollment": f"audio/enroll-{pid}.wav"})
+    (root / "workspace.yaml").write_text(yaml.safe_dump(
+        {"name": "pyannote-sample", "people": people, "meetings": meetings,
+         "terms": {"numbers": [], "jargon": ["New Jersey", "Chicago"]}}))
+    return root
+
+
+@pytest.fixture(scope="session")
+def make_real_workspace(realdata):
+    """A function that writes the real-speech workspace (:func:`build_real_workspace`) into a folder."""
+    return lambda root: build_real_workspace(Path(root), realdata)
+
+
+@pytest.fixture(scope="session")
+def real_meetings() -> dict[str, tuple[float, float]]:
+    """The meetings of the real-speech workspace: id -> (start, end) in sample.wav."""
+    return dict(REAL_MEETINGS)
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    """A randomly initialised wav2vec2 CTC model with a character vocabulary, saved to a folder."""
+    import torch
+    from transformers import (Wav2Vec2Config, Wav2Vec2CTCTokenizer, Wav2Vec2FeatureExtractor,
+                              Wav2Vec2ForCTC, Wav2Vec2Processor)
+
+    folder = tmp_path_factory.mktemp("tiny-wav2vec2")
+    vocab = {"<pad>": 0, "<s>": 1, "</s>": 2, "<unk>": 3, "|": 4, "'": 5}
+    vocab.update({c: i + 6 for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ")})
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    tokenizer = Wav2Vec2CTCTokenizer(str(folder / "vocab.json"), unk_token="<unk>",
+                                     pad_token="<pad>", word_delimiter_token="|")
+    features = Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16000, padding_value=0.0,
+                                        do_normalize=True, return_attention_mask=False)
+    config = Wav2Vec2Config(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
+                            num_attention_heads=2, intermediate_size=64, conv_dim=(32,) * 7,
+                            num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2,
+                            pad_token_id=0)
+    torch.manual_seed(0)
+    model = Wav2Vec2ForCTC(config)
+    with torch.no_grad():  # spread the random output so it has word breaks and several words
+        model.lm_head.weight.normal_(0.0, 2.0)
+        model.lm_head.bias[vocab["|"]] = 8.0
+    model.save_pretrained(folder)
+    Wav2Vec2Processor(feature_extractor=features, tokenizer=tokenizer).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture
+def offline_models(tmp_path, monkeypatch):
+    """An empty local model folder (``$SPEECHKIT_MODELS_DIR``, returned) and an empty Hugging Face
+    cache, with the hub switched off: the registry finds only packaged models and what a test puts
+    in the folder."""
+    import huggingface_hub.constants
+
+    from speechkit import registry
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    monkeypatch.setenv("SPEECHKIT_MODELS_DIR", str(folder))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    registry.identity.cache_clear()
+    yield folder
+    registry.identity.cache_clear()

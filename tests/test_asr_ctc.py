@@ -3,7 +3,6 @@ log-probabilities, and the model-loading path on a small randomly initialised wa
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 
 import jiwer
@@ -12,8 +11,8 @@ import pytest
 import soundfile as sf
 from scipy.signal import resample_poly
 
-from speechkit.asr import Biasing, make_recognizer
-from speechkit.asr.ctc import CTCRecognizer, build_decoder, decode_logprobs
+from speechkit.stages.asr import Biasing, make_recognizer
+from speechkit.stages.asr.ctc import CTCRecognizer, build_decoder, decode_logprobs
 from speechkit.errors import ModelNotAvailableError
 from speechkit.lm import build_arpa
 
@@ -152,35 +151,6 @@ def test_decode_logprobs_checks_its_input():
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    """A randomly initialised wav2vec2 CTC model with a character vocabulary, saved to a folder."""
-    import torch
-    from transformers import (Wav2Vec2Config, Wav2Vec2CTCTokenizer, Wav2Vec2FeatureExtractor,
-                              Wav2Vec2ForCTC, Wav2Vec2Processor)
-
-    folder = tmp_path_factory.mktemp("tiny-wav2vec2")
-    vocab = {"<pad>": 0, "<s>": 1, "</s>": 2, "<unk>": 3, "|": 4, "'": 5}
-    vocab.update({c: i + 6 for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZ")})
-    (folder / "vocab.json").write_text(json.dumps(vocab))
-    tokenizer = Wav2Vec2CTCTokenizer(str(folder / "vocab.json"), unk_token="<unk>",
-                                     pad_token="<pad>", word_delimiter_token="|")
-    features = Wav2Vec2FeatureExtractor(feature_size=1, sampling_rate=16000, padding_value=0.0,
-                                        do_normalize=True, return_attention_mask=False)
-    config = Wav2Vec2Config(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
-                            num_attention_heads=2, intermediate_size=64, conv_dim=(32,) * 7,
-                            num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2,
-                            pad_token_id=0)
-    torch.manual_seed(0)
-    model = Wav2Vec2ForCTC(config)
-    with torch.no_grad():  # spread the random output so it has word breaks and several words
-        model.lm_head.weight.normal_(0.0, 2.0)
-        model.lm_head.bias[vocab["|"]] = 8.0
-    model.save_pretrained(folder)
-    Wav2Vec2Processor(feature_extractor=features, tokenizer=tokenizer).save_pretrained(folder)
-    return folder
-
-
-@pytest.fixture(scope="module")
 def jfk(realdata) -> np.ndarray:
     """jfk.flac as 16 kHz mono float32."""
     audio, rate = sf.read(realdata / "faster-whisper" / "jfk.flac", dtype="float32", always_2d=True)
@@ -239,18 +209,23 @@ def test_short_and_empty_input(tiny_model):
         recognizer.transcribe(np.zeros((2, 16000), np.float32))
 
 
-def test_missing_model_says_how_to_get_it(tmp_path):
-    how_to = "hf download facebook/wav2vec2-base-960h --local-dir DIR"
-    with pytest.raises(ModelNotAvailableError, match=how_to):
-        CTCRecognizer(model="facebook/wav2vec2-base-960h", device="cpu", local_files_only=True)
-    with pytest.raises(ModelNotAvailableError, match="no such CTC model folder"):
+def test_missing_model_says_how_to_get_it(tmp_path, offline_models):
+    """Registry name and hub id alike resolve offline or name the command that gets the model."""
+    for name in ("wav2vec2-base-960h", "facebook/wav2vec2-base-960h"):
+        with pytest.raises(ModelNotAvailableError, match="speechkit models fetch wav2vec2-base-960h"):
+            CTCRecognizer(model=name, device="cpu")
+    with pytest.raises(ModelNotAvailableError, match="no such model file or folder"):
         CTCRecognizer(model=tmp_path / "nothing-here", device="cpu")
     with pytest.raises(ModelNotAvailableError, match="no config.json"):
         CTCRecognizer(model=tmp_path, device="cpu")
 
 
-@pytest.mark.slow
-def test_hub_id_offline_fails_with_instructions():
-    """On a machine without a network the hub is tried (with retries) and the error explains."""
-    with pytest.raises(ModelNotAvailableError, match=r"(?s)could not be downloaded.*--local-dir DIR"):
-        CTCRecognizer(model="facebook/wav2vec2-base-960h", device="cpu")
+def test_registry_name_resolves_to_the_local_model_folder(tiny_model, offline_models):
+    """A model put in the registry's local folder is found by its name, as the recipes give it."""
+    import shutil
+
+    shutil.copytree(tiny_model, offline_models / "wav2vec2-base-960h")
+    recognizer = CTCRecognizer(model="wav2vec2-base-960h", device="cpu")
+    reference = CTCRecognizer(model=tiny_model, device="cpu")
+    audio = np.random.default_rng(0).normal(0, 0.1, 16000).astype(np.float32)
+    np.testing.assert_allclose(recognizer.logprobs(audio), reference.logprobs(audio), atol=1e-5)

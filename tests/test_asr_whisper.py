@@ -1,6 +1,8 @@
 """faster-whisper recognition on the real recordings: accuracy, hot words in both paths, budgets."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import logging
 from pathlib import Path
 
@@ -9,9 +11,9 @@ import numpy as np
 import pytest
 from whisper_normalizer.english import EnglishTextNormalizer
 
-from speechkit.asr import Biasing, make_recognizer
-from speechkit.asr.whisper import MAX_PROMPT_TOKENS, WhisperRecognizer, plan_clips
-from speechkit.audio import load_audio
+from speechkit.stages.asr import Biasing, make_recognizer
+from speechkit.stages.asr.whisper import MAX_PROMPT_TOKENS, WhisperRecognizer, plan_clips
+from speechkit.stages.audio import load_audio
 from speechkit.errors import ModelNotAvailableError
 
 JFK = ("And so my fellow Americans, ask not what your country can do for you, "
@@ -23,6 +25,13 @@ normalise = EnglishTextNormalizer()
 
 def wer(reference: str, segments: list) -> float:
     return jiwer.wer(normalise(reference), normalise(" ".join(s.text for s in segments)))
+
+
+def said(term: str, text: str) -> bool:
+    """``term`` is in ``text`` by the scoring rule (term recall: normalised whole-word match), so
+    casing and punctuation, which differ between CPUs' int8 kernels ("ComfyUI" / "comfyUI"), do not count."""
+    from speechkit.metrics.terms import term_recall
+    return bool(term_recall([term], text).found)
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +55,13 @@ def fw(realdata: Path) -> Path:
 def test_jfk_is_transcribed_exactly(request, fw: Path, model: str, batch_size: int) -> None:
     recognizer = request.getfixturevalue(model)[batch_size]
     segments = recognizer.transcribe(load_audio(fw / "jfk.flac"))
-    assert wer(JFK, segments) == 0.0
+    # At most one of the 22 words wrong after the scoring normaliser: tiny.en and base get JFK
+    # right on every int8 backend tried (oneDNN, MKL; GENERIC/AVX/AVX2/AVX-512), but a CPU's
+    # kernels may still change one word; a real fault (wrong rate, channel, clipping) costs many.
+    assert wer(JFK, segments) <= 1 / 22
     words = [w for s in segments for w in s.words]
-    assert len(words) == 22
+    assert normalise(" ".join(w.text for w in words)) == normalise(" ".join(s.text for s in segments))
+    assert 21 <= len(words) <= 23  # one timed word per spoken word (22), within that one error
     assert all(s.speaker == "" for s in segments)
     assert all(0.0 <= w.start <= w.end <= 11.0 and 0.0 <= w.confidence <= 1.0 for w in words)
     assert [w.start for w in words] == sorted(w.start for w in words)
@@ -62,15 +75,15 @@ def test_hotword_appears_only_when_given(request, fw: Path, model: str, batch_si
     audio = load_audio(fw / "hotwords.mp3")
     plain = " ".join(s.text for s in recognizer.transcribe(audio))
     biased = " ".join(s.text for s in recognizer.transcribe(audio, biasing=Biasing(hotwords=["ComfyUI"])))
-    assert "ComfyUI" not in plain
-    assert "ComfyUI" in biased
+    assert not said("ComfyUI", plain)  # tiny.en: "comfy eye", base: "confu i"
+    assert said("ComfyUI", biased)  # written "ComfyUI" or "comfyUI" depending on the CPU
 
 
 @pytest.mark.parametrize("batch_size", [1, 8])
 def test_prompt_alone_also_biases(tiny, fw: Path, batch_size: int) -> None:
     segments = tiny[batch_size].transcribe(load_audio(fw / "hotwords.mp3"),
                                            biasing=Biasing(prompt="Notes about ComfyUI and its nodes."))
-    assert "ComfyUI" in " ".join(s.text for s in segments)
+    assert said("ComfyUI", " ".join(s.text for s in segments))
 
 
 def test_both_paths_give_the_decoder_the_same_prompt(tiny, fw: Path, monkeypatch) -> None:
@@ -101,7 +114,10 @@ def test_both_paths_give_the_decoder_the_same_prompt(tiny, fw: Path, monkeypatch
 @pytest.mark.parametrize("channel", [0, 1])
 def test_each_stereo_channel_alone(tiny, fw: Path, channel: int, batch_size: int) -> None:
     audio = load_audio(fw / "stereo_diarization.wav", channel=channel)
-    assert wer(STEREO[channel], tiny[batch_size].transcribe(audio)) == 0.0
+    segments = tiny[batch_size].transcribe(audio)
+    # this channel's sentence, at most one word wrong (measured: none, on every int8 backend tried)
+    assert round(wer(STEREO[channel], segments) * len(normalise(STEREO[channel]).split())) <= 1
+    assert not said(("horizon", "wizard")[channel], " ".join(s.text for s in segments))  # nothing of the other
 
 
 @pytest.mark.parametrize("batch_size", [1, 8])
@@ -132,7 +148,7 @@ def test_biasing_is_budgeted_to_the_prompt_limit(tiny, caplog) -> None:
     recognizer = tiny[1]
     terms = ["ComfyUI", "Kubernetes"] + [f"term number {i}" for i in range(100)]
     prompt = " ".join(f"sentence {i} of the agenda." for i in range(200))
-    with caplog.at_level(logging.WARNING, logger="speechkit.asr.whisper"):
+    with caplog.at_level(logging.WARNING, logger="speechkit.stages.asr.whisper"):
         fitted_prompt, hotwords = recognizer.fit_biasing(Biasing(prompt=prompt, hotwords=terms))
     kept = hotwords.split(", ")
     assert kept == terms[:len(kept)] and 2 < len(kept) < len(terms)  # priority order, tail dropped
@@ -171,21 +187,27 @@ def test_unknown_model_says_how_to_get_one(monkeypatch, tmp_path: Path) -> None:
 def test_a_looping_batched_window_is_decoded_again_sequentially(tiny, realdata: Path, monkeypatch) -> None:
     """Windows whose text compresses too well (a repetition loop) go through the sequential decoder.
 
-    With the threshold at 0 every window counts as looping: the result must then be the
-    sequential decoding of the same clips, mapped back to the right times.
+    With the threshold at 0 every window counts as looping: it is decoded again without the
+    prompt at temperature 0, then at the sampling temperatures; still flagged, it keeps the
+    unbiased decoding at temperature 0 (here: real speech, nothing to collapse), mapped back to
+    the right times.
     """
-    from speechkit.asr.whisper import compression_ratio
+    from speechkit.stages.asr.whisper import compression_ratio
     assert compression_ratio("I'd be like, " * 30) > 2.4 > compression_ratio("And so my fellow Americans, ask not.")
     audio = load_audio(realdata / "pyannote-sample" / "sample.wav")
     speech = [(6.5, 18.0), (18.0, 30.0)]
     batched = tiny[8]
     calls = []
-    original = batched.model.transcribe
-    monkeypatch.setattr(batched.model, "transcribe", lambda *a, **k: calls.append(k["clip_timestamps"]) or original(*a, **k))
+    original = batched._decode_clips
+    monkeypatch.setattr(batched, "_decode_clips", lambda audio, clips, t, biased, *a: calls.append(
+        (clips, t, biased["initial_prompt"])) or original(audio, clips, t, biased, *a))
     assert batched.transcribe(audio, speech=speech) and calls == []  # real speech does not loop
-    monkeypatch.setattr(batched, "compression_ratio_threshold", 0.0)
-    redone = batched.transcribe(audio, speech=speech)
-    assert calls == [[6.5, 30.0]]  # the one clip the two regions were packed into
-    sequential = tiny[1].transcribe(audio, speech=[(6.5, 30.0)])
-    assert [w.text for s in redone for w in s.words] == [w.text for s in sequential for w in s.words]
+    monkeypatch.setattr(batched, "options", replace(batched.options, compression_ratio_threshold=0.0,
+                                                    temperatures=(0.0, 0.5)))
+    redone = batched.transcribe(audio, speech=speech, biasing=Biasing(prompt="A call about the weather."))
+    assert calls == [([(6.5, 30.0)], 0.0, None), ([(6.5, 30.0)], 0.5, None)]  # the one clip of both regions
+    assert batched.last_stats.cleaned == 1
+    sequential = make_recognizer("whisper", model="tiny.en", device="cpu", batch_size=1, temperatures=[0.0])
+    expected = sequential.transcribe(audio, speech=[(6.5, 30.0)])
+    assert [w.text for s in redone for w in s.words] == [w.text for s in expected for w in s.words]
     assert all(6.4 <= w.start <= w.end <= 30.1 for s in redone for w in s.words)

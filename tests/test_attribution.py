@@ -1,7 +1,7 @@
 """Word attribution: ASR words get the speakers of diarization turns; segments split at changes."""
 from __future__ import annotations
 
-from speechkit.attribution import attribute_words, name_segments
+from speechkit.stages.attribute import attribute_words, name_segments
 from speechkit.transcript import Segment, Word
 
 

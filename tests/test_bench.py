@@ -11,16 +11,10 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
-import soundfile as sf
 
-from speechkit.asr.whisper import pack_clips
-from speechkit.audio import load_audio
-from speechkit.bench import CONFIGS, JFK, BenchOptions, run_bench
-from speechkit.cascade import EMBED_BLOCK_S, GRID_S, Cascade, read_spans, speech_blocks
-from speechkit.diarize import sliding_windows
-from speechkit.recipe import load_recipe
+from benchmarks.bench import CONFIGS, JFK, BenchOptions, run_bench
+from speechkit.stages.asr.whisper import pack_clips
 
 
 def positive(x: object) -> bool:
@@ -53,7 +47,8 @@ def test_bench_json_has_ratios_sweep_and_machine(bench):
     assert machine["cores"] >= 1 and machine["threads"] >= 1 and machine["cpu"]
     assert set(report["targets"]) == {"l3_cascade_at_most_1.5x_bare_sequential",
                                       "asr_stage_at_least_as_fast_at_no_worse_wer",
-                                      "peak_rss_1x_at_most_1.3x_of_1x"}
+                                      "peak_rss_1x_at_most_1.3x_of_1x", "wer_on_at_least_1000_words"}
+    assert report["targets"]["wer_on_at_least_1000_words"] == {"value": 22, "met": False}  # JFK alone
 
 
 def test_every_configuration_ran_and_transcribed_jfk(bench):
@@ -79,50 +74,17 @@ def test_bench_md_reports_the_ratios_and_the_machine(bench):
         assert f"| {name} |" in text
     assert f"{report['ratios']['l3_cascade_vs_bare_sequential']:.2f}x" in text
     assert "| 1x | 11.0 |" in text
+    assert "pooled over 22 reference words (jfk.flac)" in text
 
 
-def test_speech_blocks_group_the_speech_on_the_grid():
-    speech = [(0.3, 5.0), (5.2, 40.0), (41.0, 100.0), (100.05, 130.0), (200.0, 205.0)]
-    blocks = speech_blocks(speech, block_s=60.0)
-    assert [r for _, _, regions in blocks for r in regions] == speech
-    assert [len(regions) for _, _, regions in blocks] == [2, 1, 1, 1]  # 41-100 fits no neighbour
-    for start, end, regions in blocks:
-        assert start <= regions[0][0] - 0.49 or start == 0.0
-        assert end == regions[-1][1] + 0.5
-        assert regions[-1][1] - regions[0][0] <= 60.0 or len(regions) == 1
-        assert abs(start / GRID_S - round(start / GRID_S)) < 1e-6  # on the 10 ms grid
-
-
-def test_read_spans_gives_the_samples_of_the_whole_recording(realdata: Path):
-    path = realdata / "pyannote-sample" / "sample.wav"
-    whole = load_audio(path)
-    spans = [(0.0, 0.25), (3.3, 12.01), (12.01, 12.5), (12.2, 13.0), (20.0, 29.99), (29.99, 35.0)]
-    for (start, end), got in zip(spans, read_spans(path, spans), strict=True):
-        np.testing.assert_array_equal(got, whole[round(start * 16000):round(end * 16000)])
-    with pytest.raises(ValueError, match="sorted"):
-        list(read_spans(path, [(5.0, 6.0), (4.0, 7.0)]))
-
-
-def test_streamed_diarization_equals_whole_recording_diarization(realdata: Path, tmp_path: Path):
-    """The cascade embeds the windows of a long recording a block at a time; the speaker turns
-    must be those of the diarizer run on the whole recording held in memory."""
-    parts = [load_audio(realdata / "pyannote-sample" / "sample.wav")] + [
-        load_audio(realdata / "ami-debug" / f"{n}.wav") for n in ("trn06", "trn09")]
-    gap = np.zeros(2 * 16000, np.float32)
-    audio = np.concatenate([parts[0], gap, parts[1], gap, parts[2]])
-    path = tmp_path / "joined.wav"
-    sf.write(path, audio, 16000, subtype="FLOAT")
-    cascade = Cascade(load_recipe("l1").with_overrides(device="cpu"))
-    vad = cascade._vad(path, None, {})
-    speech = [tuple(r) for r in vad["regions"]]
-    diarizer = cascade._stage("diarize")
-    windows = sliding_windows(speech, diarizer.window_s, diarizer.step_s)
-    assert len(speech_blocks(windows, EMBED_BLOCK_S)) >= 2  # really streamed
-    streamed = cascade._diarize(path, speech, vad["level_dbfs"], None, None, {})
-    whole = diarizer(audio, speech)
-    assert len(whole.speakers) >= 3
-    assert [(t["start_time"], t["end_time"], t["speaker"]) for t in streamed["turns"]] == \
-        [(t.start, t.end, t.speaker) for t in whole.turns]
+def test_default_wer_references_hold_at_least_1000_words(realdata: Path):
+    from benchmarks.bench import MIN_WER_WORDS, default_references
+    from speechkit.metrics.normalize import normalize
+    references = default_references(realdata)
+    words = sum(len(normalize(text).split()) for _, text in references)
+    assert words >= MIN_WER_WORDS and len(references) == 8
+    assert all(Path(clip).is_file() for clip, _ in references)
+    assert len(default_references(realdata, demo=None)) == 2  # the real recordings alone: 109 words
 
 
 def test_pack_clips_fills_windows_in_time_order():

@@ -8,7 +8,7 @@ import yaml
 from speechkit.context import PriorMeeting, artifact_terms, build_context, rare_words
 from speechkit.io.manifest import load_workspace
 from speechkit.recipe import ContextBudget
-from speechkit.transcript import Segment, Transcript
+from speechkit.transcript import Segment, Transcript, Word
 
 
 @pytest.fixture()
@@ -36,10 +36,15 @@ def ws(tmp_path):
     return load_workspace(tmp_path)
 
 
+def _segment(text: str, start: float, confidence: float = 0.95) -> Segment:
+    words = [Word(w, start + i * 0.5, start + i * 0.5 + 0.4, confidence) for i, w in enumerate(text.split())]
+    return Segment.from_words(words, "SPEAKER_00", speaker_name="Speaker 1")
+
+
 def _prior() -> list[PriorMeeting]:
-    text = "the grafana dashboard and grafana alerts feed the terraform scraper terraform"
-    seg = Segment(0.0, 5.0, "SPEAKER_00", text, speaker_name="Speaker 1")
-    return [PriorMeeting("m1", Transcript("m1", [seg]), {"Speaker 1": [1.0, 0.0], "Speaker 2": [0.0, 2.0]})]
+    segments = [_segment("the grafana dashboard and terraform", 0.0),
+                _segment("grafana alerts feed the terraform scraper", 5.0)]
+    return [PriorMeeting("m1", Transcript("m1", segments), {"Speaker 1": [1.0, 0.0], "Speaker 2": [0.0, 2.0]})]
 
 
 def test_level1_adds_nothing(ws):

@@ -1,8 +1,8 @@
 """The guards every rewrite must pass: no dropped words, no changes outside vocabulary edits."""
 from __future__ import annotations
 
-from speechkit.correct import Vocabulary
-from speechkit.correct.guards import GuardOptions, check_rewrite
+from speechkit.stages.correct import Vocabulary
+from speechkit.stages.correct.guards import GuardOptions, check_rewrite
 from speechkit.workspace import Person
 
 VOCAB = Vocabulary.build(["pacs.008", "camt.054", "P99", "Kubernetes"],

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from speechkit.correct.spoken import Entry, normalize_word, say, score_matrix, spoken_forms
+from speechkit.stages.correct.spoken import Entry, normalize_word, say, score_matrix, spoken_forms
 
 
 @pytest.mark.parametrize("term, expected", [

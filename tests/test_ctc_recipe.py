@@ -14,15 +14,13 @@ import pytest
 from speechkit.io.manifest import load_workspace
 from speechkit.recipe import load_recipe
 from speechkit.runner import run_workspace
-from tests.test_asr_ctc import tiny_model  # noqa: F401  (fixture)
-from tests.test_runner import build_real_workspace
 
 
 @pytest.fixture(scope="module")
-def ctc_runs(tiny_model, realdata, tmp_path_factory):  # noqa: F811
+def ctc_runs(tiny_model, make_real_workspace, tmp_path_factory):
     """The ctc-l3 recipe without and with its correct stage, into one folder (the stages before
     correction come from the cache the first run filled, so both correct the same transcripts)."""
-    ws = load_workspace(build_real_workspace(tmp_path_factory.mktemp("ws"), realdata))
+    ws = load_workspace(make_real_workspace(tmp_path_factory.mktemp("ws")))
     out = tmp_path_factory.mktemp("run")
     recipe = load_recipe("ctc-l3").with_overrides(model=str(tiny_model), device="cpu")
     uncorrected = replace(recipe, stages={k: v for k, v in recipe.stages.items() if k != "correct"})

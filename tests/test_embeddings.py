@@ -6,38 +6,12 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from speechkit.embeddings import make_embedder
+from speechkit.stages.diarize.embedders import make_embedder
 from speechkit.errors import ModelNotAvailableError
 from speechkit.io.rttm import read_rttm
+from model_builders import ECAPA_YAML, build_ecapa
 
 SR = 16000
-
-# The hub model's hyperparams.yaml, shrunk: same keys, modules and pretrainer layout.
-ECAPA_YAML = """\
-n_mels: 40
-pretrained_path: speechbrain/spkrec-ecapa-voxceleb
-compute_features: !new:speechbrain.lobes.features.Fbank
-    n_mels: !ref <n_mels>
-mean_var_norm: !new:speechbrain.processing.features.InputNormalization
-    norm_type: sentence
-    std_norm: False
-embedding_model: !new:speechbrain.lobes.models.ECAPA_TDNN.ECAPA_TDNN
-    input_size: !ref <n_mels>
-    channels: [32, 32, 32, 32, 96]
-    kernel_sizes: [5, 3, 3, 3, 1]
-    dilations: [1, 2, 3, 4, 1]
-    attention_channels: 16
-    lin_neurons: 24
-modules:
-    compute_features: !ref <compute_features>
-    mean_var_norm: !ref <mean_var_norm>
-    embedding_model: !ref <embedding_model>
-pretrainer: !new:speechbrain.utils.parameter_transfer.Pretrainer
-    loadables:
-        embedding_model: !ref <embedding_model>
-    paths:
-        embedding_model: !ref <pretrained_path>/embedding_model.ckpt
-"""
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +91,7 @@ def test_window_outside_audio_is_rejected(resemblyzer, sample):
 
 
 def test_unknown_backend():
-    with pytest.raises(ValueError, match="unknown embedding backend"):
+    with pytest.raises(ValueError, match="unknown embedder 'xvector'"):
         make_embedder("xvector")
 
 
@@ -125,15 +99,8 @@ def test_unknown_backend():
 def ecapa_folder(tmp_path_factory):
     """A randomly initialised small ECAPA-TDNN saved as hyperparams.yaml + embedding_model.ckpt,
     plus the modules it was built from (to compute reference embeddings directly)."""
-    import torch
-    from hyperpyyaml import load_hyperpyyaml
-
     folder = tmp_path_factory.mktemp("ecapa")
-    (folder / "hyperparams.yaml").write_text(ECAPA_YAML)
-    torch.manual_seed(0)
-    modules = load_hyperpyyaml(ECAPA_YAML)
-    torch.save(modules["embedding_model"].state_dict(), folder / "embedding_model.ckpt")
-    return folder, modules
+    return folder, build_ecapa(folder)
 
 
 def _direct_ecapa(modules, wav: np.ndarray) -> np.ndarray:
@@ -152,7 +119,7 @@ def test_ecapa_loads_saved_weights_and_embeds_real_audio(ecapa_folder, sample):
     folder, modules = ecapa_folder
     audio, _ = sample
     torch.manual_seed(123)  # the loader's fresh model starts from other random weights
-    emb = make_embedder("ecapa", device="cpu", source=folder)
+    emb = make_embedder("ecapa", device="cpu", model=folder)
     assert emb.dim == 24
     clip = audio[14 * SR:18 * SR]
     v = emb.embed(clip)
@@ -161,21 +128,20 @@ def test_ecapa_loads_saved_weights_and_embeds_real_audio(ecapa_folder, sample):
     # the checkpoint's weights were loaded: same output as the saved model itself
     np.testing.assert_allclose(v, _direct_ecapa(modules, clip), atol=1e-5)
     # deterministic across loads
-    np.testing.assert_array_equal(v, make_embedder("ecapa", device="cpu", source=folder).embed(clip))
+    np.testing.assert_array_equal(v, make_embedder("ecapa", device="cpu", model=folder).embed(clip))
     windows = [(7.6, 9.1), (14.8, 16.3), (22.0, 23.0)]
     rows = emb.embed_windows(audio, windows)
     assert rows.shape == (3, 24) and np.isfinite(rows).all()
     np.testing.assert_allclose(rows[2], emb.embed(audio[22 * SR:23 * SR]), atol=1e-5)
 
 
-def test_ecapa_without_weights_says_how_to_get_them(tmp_path, ecapa_folder):
-    with pytest.raises(ModelNotAvailableError, match="hf download speechbrain/spkrec-ecapa-voxceleb"):
-        make_embedder("ecapa", device="cpu", source=tmp_path / "missing")
+def test_ecapa_without_weights_says_how_to_get_them(tmp_path, offline_models):
+    with pytest.raises(ModelNotAvailableError, match="speechkit models fetch speechbrain-ecapa-voxceleb"):
+        make_embedder("ecapa", device="cpu")
+    with pytest.raises(ModelNotAvailableError, match="no such model file or folder"):
+        make_embedder("ecapa", device="cpu", model=tmp_path / "missing")
     with pytest.raises(ModelNotAvailableError, match="no hyperparams.yaml"):
-        make_embedder("ecapa", device="cpu", source=tmp_path)
+        make_embedder("ecapa", device="cpu", model=tmp_path)
     (tmp_path / "hyperparams.yaml").write_text(ECAPA_YAML)  # but no checkpoint beside it
     with pytest.raises(ModelNotAvailableError, match="cannot load the ECAPA model"):
-        make_embedder("ecapa", device="cpu", source=tmp_path)
-    with pytest.raises(ModelNotAvailableError, match="not in the local cache"):
-        make_embedder("ecapa", device="cpu", source="speechkit-tests/no-such-ecapa",
-                      local_files_only=True)
+        make_embedder("ecapa", device="cpu", model=tmp_path)

@@ -25,7 +25,6 @@ from speechkit.errors import FormatError, SpeechkitError
 from speechkit.executors import Job, LocalExecutor, make_executor
 from speechkit.io.manifest import load_workspace
 from speechkit.recipe import StageResources, load_recipe
-from tests.test_runner import build_real_workspace
 
 REPO = Path(__file__).resolve().parents[1]
 # The driver must reach a cluster bound to 127.0.0.1: without this Ray rewrites a loopback address
@@ -49,8 +48,8 @@ def run_json(out: Path) -> dict:
     return json.loads((out / "run.json").read_text())
 
 
-def _workspace(root: Path, realdata: Path, name: str, reverse: bool) -> Path:
-    build_real_workspace(root, realdata)
+def _workspace(root: Path, make_real_workspace, name: str, reverse: bool) -> Path:
+    make_real_workspace(root)
     manifest = yaml.safe_load((root / "workspace.yaml").read_text())
     manifest["name"] = name
     if reverse:  # the same meetings, the other way round in the calendar
@@ -61,9 +60,9 @@ def _workspace(root: Path, realdata: Path, name: str, reverse: bool) -> Path:
 
 
 @pytest.fixture(scope="module")
-def workspaces(tmp_path_factory, realdata):
+def workspaces(tmp_path_factory, make_real_workspace):
     root = tmp_path_factory.mktemp("ws")
-    return [load_workspace(_workspace(root / name, realdata, name, reverse))
+    return [load_workspace(_workspace(root / name, make_real_workspace, name, reverse))
             for name, reverse in (("ws-a", False), ("ws-b", True))]
 
 
@@ -191,7 +190,7 @@ def test_killed_worker_loses_no_finished_meeting_and_the_rerun_completes(ray_clu
 
 def test_recipe_resources_are_read_and_validated(tmp_path):
     recipe = tmp_path / "r.yaml"
-    base = (REPO / "recipes" / "l2.yaml").read_text()
+    base = (REPO / "recipes" / "whisper.yaml").read_text()
     recipe.write_text(base + "resources: {asr: {num_gpus: 1, batch_size: 4, concurrency: 2},\n"
                              "            workspace: {num_cpus: 2}}\n")
     loaded = load_recipe(recipe)

@@ -28,11 +28,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from speechkit.correct import Vocabulary
-from speechkit.correct.llm import LLMCorrector
+from speechkit.stages.correct import Vocabulary
+from speechkit.stages.correct.llm import LLMCorrector
 from speechkit.recipe import load_recipe
 from speechkit.transcript import Segment, Transcript, Word
-from tests.test_runner import build_real_workspace
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = f"sk-planted-{uuid.uuid4().hex}{uuid.uuid4().hex}"
@@ -102,10 +101,10 @@ def endpoint() -> Iterator[tuple[str, type[_Endpoint]]]:
     server.server_close()
 
 
-def test_no_output_of_an_l3_run_with_the_llm_corrector_holds_the_key(endpoint, realdata, tmp_path):
+def test_no_output_of_an_l3_run_with_the_llm_corrector_holds_the_key(endpoint, make_real_workspace, tmp_path):
     url, handler = endpoint
     handler.replies = ["500-echo", "echo", "401-reason", "turns-with-key", "prose-with-key", "echo"]
-    ws = build_real_workspace(tmp_path / "ws", realdata)
+    ws = make_real_workspace(tmp_path / "ws")
     recipe = load_recipe("l3").as_dict()
     recipe["name"] = "l3-llm"
     recipe["stages"]["correct"] = {"backend": "llm", "base_url": url, "model": "test-model", "batch_turns": 2,

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from speechkit.audio import load_audio
+from speechkit.stages.audio import load_audio
 from speechkit.errors import ModelNotAvailableError
-from speechkit.vad import VadOptions, make_vad, regions_from_probabilities
+from speechkit.stages.vad import VadOptions, make_vad, regions_from_probabilities
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +100,7 @@ def test_region_rules() -> None:
     assert regions_from_probabilities(probs, 0.1, opts, 2.3) == [(0.05, 0.55), (1.85, 2.3)]
     merged = VadOptions(threshold=0.5, min_speech_s=0.0, min_silence_s=0.5, pad_s=0.05)
     assert regions_from_probabilities(probs, 0.1, merged, 2.3) == [(0.05, 1.15), (1.85, 2.3)]
-    with pytest.raises(ValueError, match="unknown VAD backend"):
+    with pytest.raises(ValueError, match="stages.vad.backend: unknown backend 'webrtc'"):
         make_vad("webrtc")
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from speechkit import __version__
 from speechkit.errors import SpeechkitError
 
 # Subcommand modules, in the order --help lists them.
-COMMANDS = ("score", "synth", "transcribe", "run", "recipe", "models", "doctor", "bench")
+COMMANDS = ("score", "synth", "importer", "export", "transcribe", "run", "recipe", "compare", "models", "doctor")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,6 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(message: str) -> str:
+    """An error message on one line, cut to a readable length."""
+    message = " ".join(message.split("\n"))
+    return message if len(message) <= 2000 else message[:1997] + "..."
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -48,7 +55,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except SpeechkitError as exc:
-        print(f"speechkit {args.command}: error: {exc}", file=sys.stderr)
+        print(f"speechkit {args.command}: error: {_one_line(str(exc))}", file=sys.stderr)
+        return getattr(exc, "exit_code", 1)
+    except BrokenPipeError:  # the reader of stdout went away (`speechkit score ... | head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except OSError as exc:  # a file problem no check foresaw: still `error: PATH: problem`, no traceback
+        if args.verbose:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"speechkit {args.command}: error: {_one_line(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -9,18 +9,15 @@ from speechkit.cli.run import add_run_options
 DEFAULT_WORKSPACE = Path(__file__).resolve().parents[2] / "workspaces" / "demo"
 
 
-def recipe_name(level: int, asr: str) -> str:
-    """The shipped recipe for a context level and ASR backend: ``l3``, ``ctc-l2``, ..."""
-    return f"l{level}" if asr == "whisper" else f"{asr}-l{level}"
-
-
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recipe", help="run the shipped recipe for a context level (what `make recipe` calls)",
-                       description="Run the shipped recipe for context level L (1, 2, 3 or all) and ASR "
-                                   "backend on a workspace. With --level all, runs L1-L3 into OUT/l1, "
-                                   "OUT/l2, OUT/l3 and writes OUT/comparison.md and .html.")
+                       description="Run the shipped recipe of an ASR backend family at context level L "
+                                   "(1, 2, 3 or all) on a workspace. With --level all, runs L1-L3 into "
+                                   "OUT/l1, OUT/l2, OUT/l3 and writes OUT/comparison.md and .html.")
     p.add_argument("--level", "-L", default="3", choices=("1", "2", "3", "all"), help="context level (default 3)")
-    p.add_argument("--asr", default="whisper", choices=("whisper", "ctc"), help="ASR backend (default whisper)")
+    p.add_argument("--asr", default="whisper", metavar="RECIPE",
+                   help="the shipped recipe (backend family) to run: whisper (default), ctc, ... "
+                        "(the files in speechkit/recipes)")
     p.add_argument("--workspace", "-w", type=Path, default=DEFAULT_WORKSPACE,
                    help="workspace folder (default: the demo workspace shipped in workspaces/demo)")
     add_run_options(p)
@@ -40,7 +37,10 @@ def run(args: argparse.Namespace) -> int:
     base = args.out
     runs = {}
     for level in levels:
-        recipe = load_recipe(recipe_name(level, args.asr)).with_overrides(model=args.model, device=args.device)
+        recipe = load_recipe(args.asr, level=level).with_overrides(model=args.model, device=args.device)
+        if args.executor == "local":  # a Ray cluster's workers may have the GPU this machine lacks
+            from speechkit.devices import resolve_device
+            resolve_device(recipe.device)
         out = (base or Path("runs") / f"{args.asr}-{ws.name}") / f"l{level}" if args.level == "all" else base
         [result] = executor.run(recipe, [Job(ws, out or default_out(recipe, ws))])
         print(f"== {recipe.name} ({result.out})")

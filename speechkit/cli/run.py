@@ -10,7 +10,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Run the cascade named by RECIPE over every meeting of a workspace in "
                                    "calendar order, write per-meeting SegLST/STM/RTTM, scores.json, "
                                    "report.md/.html and run.json into OUT. A rerun reuses the stage cache.")
-    p.add_argument("recipe", help="recipe YAML file, or a name from recipes/ (l1, l2, l3, ctc-l3, ...)")
+    p.add_argument("recipe", help="recipe YAML file, or a shipped name (whisper, ctc; l1..l3 and ctc-l1..ctc-l3 "
+                                  "fix the level)")
+    p.add_argument("--level", "-L", type=int, choices=(1, 2, 3),
+                   help="context level (required unless the recipe or its name fixes one)")
     p.add_argument("--workspace", "-w", type=Path, required=True, help="workspace folder (with workspace.yaml)")
     add_run_options(p)
     p.set_defaults(handler=run)
@@ -35,9 +38,12 @@ def run(args: argparse.Namespace) -> int:
     from speechkit.report import print_summary
     from speechkit.runner import default_out
 
-    recipe = load_recipe(args.recipe).with_overrides(model=args.model, device=args.device)
+    recipe = load_recipe(args.recipe, level=args.level).with_overrides(model=args.model, device=args.device)
     ws = load_workspace(args.workspace)
     executor = make_executor(args.executor, args.address)
+    if args.executor == "local":  # a Ray cluster's workers may have the GPU this machine lacks
+        from speechkit.devices import resolve_device
+        resolve_device(recipe.device)
     [result] = executor.run(recipe, [Job(ws, args.out or default_out(recipe, ws))])
     print_summary(result.scores)
     print(f"wrote {result.out}/ (scores.json, report.md, report.html, run.json, transcripts/)")

@@ -23,22 +23,32 @@ micro over meetings with 95% bootstrap CIs over meetings.
 """
 
 
-def _non_negative_float(text: str) -> float:
-    value = float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+MAX_COLLAR_S = 3600.0
+
+
+def _collar(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= MAX_COLLAR_S:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds from 0 to {MAX_COLLAR_S:g}, "
+                                         f"got {text[:40]!r}")
     return value
 
 
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
+def _bounded_int(top: int):
+    """An argparse type: a whole number from 0 to ``top`` (bounded so memory and numpy stay in range)."""
+    def parse(text: str) -> int:
+        text = text.strip()
+        if not (text.isascii() and text.isdigit()) or len(text) > 20 or int(text) > top:
+            raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {top}, got {text[:40]!r}")
+        return int(text)
+    return parse
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from speechkit.metrics.bootstrap import RESAMPLES, SEED
+    from speechkit.metrics.bootstrap import MAX_RESAMPLES, MAX_SEED, RESAMPLES, SEED
     from speechkit.metrics.cpwer import TCP_COLLAR
     from speechkit.metrics.diarization import COLLAR
 
@@ -59,14 +69,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="FILE", type=Path,
                    help="where to write scores.json (default: RUN_DIR/scores.json in workspace mode; "
                         "not written in single pair mode unless given)")
-    p.add_argument("--collar", metavar="S", type=_non_negative_float, default=COLLAR,
+    p.add_argument("--collar", metavar="S", type=_collar, default=COLLAR,
                    help=f"DER/JER collar in seconds on EACH side of reference boundaries (default {COLLAR})")
-    p.add_argument("--tcp-collar", metavar="S", type=_non_negative_float, default=TCP_COLLAR,
+    p.add_argument("--tcp-collar", metavar="S", type=_collar, default=TCP_COLLAR,
                    help=f"tcpWER collar in seconds (default {TCP_COLLAR:g})")
-    p.add_argument("--seed", metavar="N", type=int, default=SEED,
-                   help=f"seed of the bootstrap resampling (default {SEED})")
-    p.add_argument("--resamples", metavar="N", type=_non_negative_int, default=RESAMPLES,
-                   help=f"bootstrap resamples over meetings (default {RESAMPLES}; 0: no CI)")
+    p.add_argument("--seed", metavar="N", type=_bounded_int(MAX_SEED), default=SEED,
+                   help=f"seed of the bootstrap resampling, 0 to 2^63-1 (default {SEED})")
+    p.add_argument("--resamples", metavar="N", type=_bounded_int(MAX_RESAMPLES), default=RESAMPLES,
+                   help=f"bootstrap resamples over meetings, 0 to {MAX_RESAMPLES} (default {RESAMPLES}; 0: no CI)")
     p.set_defaults(handler=run)
 
 

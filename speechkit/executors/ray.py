@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -40,30 +40,6 @@ from speechkit.runner import RunResult, remove_leftovers
 
 #: Phase-1 stages, in the order they run (VAD is the input of the other two).
 CONTEXT_FREE = ("vad", "diarize", "asr")
-#: What phase 1 stands in for a stage it does not run at that step (never stored).
-_SKIPPED = {"asr": [], "diarize": {"turns": [], "centroids": {}}}
-
-
-class _OneStage(StageCache):
-    """A stage cache that computes only ``stage`` (and the VAD it needs) and skips the others.
-
-    A skipped stage gets an empty stand-in that is neither computed nor stored, so a phase-1
-    worker runs :meth:`Cascade.run` (the same keys as every executor) but only pays for its stage.
-    """
-
-    def __init__(self, root: Path, stage: str) -> None:
-        super().__init__(root)
-        self.stage = stage
-
-    def get_or_compute(self, stage: str, key: str, compute: Callable[[], Any]) -> Any:
-        if stage in ("vad", self.stage):
-            return super().get_or_compute(stage, key, compute)
-        if stage not in _SKIPPED:
-            raise SpeechkitError(f"the Ray executor's phase 1 met the cascade stage {stage!r}, which it "
-                                 f"does not know how to skip (speechkit.executors.ray needs updating)")
-        return json.loads(json.dumps(_SKIPPED[stage]))
-
-
 class StageWorker:
     """Phase 1: one context-free stage for a batch of (job, meeting) rows, into the stage cache."""
 
@@ -77,15 +53,17 @@ class StageWorker:
         for index, meeting_id in zip(batch["job"], batch["meeting"]):
             job = self.jobs[int(index)]
             meeting = job.workspace.meeting(str(meeting_id))
-            context = MeetingContext(level=1)
+            context = MeetingContext()
             if self.stage == "asr":  # only rows whose ASR context needs no earlier meeting come here
                 full = build_context(job.workspace, meeting, self.recipe.level, [], self.recipe.context)
-                context = MeetingContext(level=1, biasing=full.biasing)
-            cache = _OneStage(job.out / "cache", self.stage)
-            result = self.cascade.run(meeting.audio, context, cache, session_id=meeting.id)
+                context = MeetingContext(biasing=full.biasing)
+            cache = StageCache(job.out / "cache")
+            record = self.cascade.record(meeting.audio, context, cache, session_id=meeting.id)
+            for stage in dict.fromkeys(("vad", self.stage)):  # the stage reads the VAD's regions
+                self.cascade.run_stage(stage, record)
             stats.append(json.dumps({
                 "misses": cache.misses.get(self.stage, 0),
-                "timings": {k: v for k, v in result.timings.items() if k in (self.stage, "audio")}}))
+                "timings": {k: v for k, v in record.timings.items() if k in (self.stage, "audio")}}))
         return {"job": batch["job"], "meeting": batch["meeting"], "stats": np.array(stats, dtype=object)}
 
 
@@ -170,7 +148,7 @@ class RayExecutor:
     def _context_free_stages(self, ray: Any, recipe: Recipe, jobs: list[Job]) -> list[dict]:
         """Phase 1; per job, the cache misses by stage and the timings by meeting it had."""
         rows = [{"job": i, "meeting": m.id, "asr": recipe.level == 1 or k == 0}
-                for i, job in enumerate(jobs) for k, m in enumerate(job.workspace.meetings)]
+                for i, job in enumerate(jobs) for k, m in enumerate(job.workspace.scored_meetings)]
         misses: list[Counter] = [Counter() for _ in jobs]
         timings: list[dict[str, Counter]] = [{} for _ in jobs]
         for stage in CONTEXT_FREE:

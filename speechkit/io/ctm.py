@@ -1,6 +1,7 @@
 """CTM (NIST Conversation Time Mark): timed words, no speakers.
 
-Line: ``<file> <channel> <begin> <duration> <word> [<confidence>]``; ``;;`` starts a comment.
+Line: ``<file> <channel> <begin> <duration> <word> [<confidence>]``; ``;;`` starts a comment. The
+writer maps whitespace in a file id or word to ``_`` (:func:`speechkit.io.names.session_token`).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from speechkit.errors import FormatError
 from speechkit.io._lines import fmt_time, parse_time, read_lines
 from speechkit.io.atomic import write_text
+from speechkit.io.names import session_token
 from speechkit.transcript import Segment, Transcript, Word
 
 CTM_SPEAKER = "<unknown>"
@@ -43,10 +45,11 @@ def format_ctm(transcripts: list[Transcript]) -> str:
     """CTM text for every timed word of ``transcripts``."""
     lines = []
     for t in transcripts:
+        session = session_token(t.session_id)
         for w, _ in t.words():
-            if w.start is None or w.end is None:
+            if w.start is None or w.end is None or not w.text.strip():
                 continue
-            line = f"{t.session_id} 1 {fmt_time(w.start)} {fmt_time(w.end - w.start)} {w.text}"
+            line = f"{session} 1 {fmt_time(w.start)} {fmt_time(w.end - w.start)} {session_token(w.text)}"
             if w.confidence is not None:
                 line += f" {w.confidence:.3f}"
             lines.append(line)
@@ -55,4 +58,8 @@ def format_ctm(transcripts: list[Transcript]) -> str:
 
 def write_ctm(path: str | Path, transcripts: list[Transcript]) -> None:
     """Write ``transcripts`` as CTM, atomically."""
-    write_text(path, format_ctm(transcripts))
+    try:
+        text = format_ctm(transcripts)
+    except ValueError as exc:
+        raise FormatError(path, f"cannot write CTM: {exc}") from None
+    write_text(path, text)

@@ -2,7 +2,14 @@
 
 The format is documented in docs/workspace-format.md. Every problem is reported as a
 :class:`~speechkit.errors.ManifestError` naming the manifest file, the field (for example
-``meetings[2].audio``) and what is wrong.
+``meetings[2].audio``) and what is wrong; values quoted in messages are cut short.
+
+The YAML is read strictly: a key given twice in one mapping is an error (not a silent last
+wins), aliases may not expand the document beyond :data:`MAX_NODES` nodes (an alias bomb is
+refused before it is built), ids and the workspace name must be safe identifiers
+(:mod:`speechkit.io.names`), and a term must be a string: an unquoted ``8:30``, ``1.50`` or
+``010`` (which YAML reads as the numbers 510, 1.5 and 8) is an error asking to quote it. Other
+text fields given as plain numbers keep their spelling in the file (``id: 010`` is ``"010"``).
 """
 from __future__ import annotations
 
@@ -12,24 +19,138 @@ from typing import Any
 
 import yaml
 
-from speechkit.errors import ManifestError
+from speechkit.errors import ManifestError, brief
 from speechkit.io.atomic import write_text
+from speechkit.io.names import id_problem
 from speechkit.workspace import ARTIFACT_KINDS, Artifact, Meeting, Person, TermSet, Workspace
 
 MANIFEST_NAME = "workspace.yaml"
 FORMAT_VERSION = "speechkit-workspace/1"
 TOP_KEYS = {"format", "name", "people", "terms", "meetings", "artifacts", "metadata"}
 PERSON_KEYS = {"id", "name", "nicknames", "role", "enrollment", "enrollments"}
-MEETING_KEYS = {"id", "date", "title", "kind", "audio", "reference", "rttm", "canonical", "attendees", "terms"}
+MEETING_KEYS = {"id", "date", "title", "kind", "audio", "reference", "rttm", "canonical", "attendees", "terms",
+                "enrollment_only"}
 ARTIFACT_KEYS = {"id", "kind", "path", "date", "meeting", "title"}
+MAX_NODES = 1_000_000  # YAML nodes of the manifest with every alias expanded
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping."""
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # merged keys may be overridden: that is what << is for
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:
+                    continue  # an unhashable key: the base class reports it
+                if first is not None:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {brief(key)} (first given on line {first + 1})",
+                        key_node.start_mark)
+                seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def _check_expansion(node: yaml.Node, manifest: Path) -> None:
+    """Refuse a document whose aliases expand it beyond MAX_NODES nodes, or refer to themselves."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
+    active: set[int] = set()
+    while stack:
+        current, done = stack.pop()
+        key = id(current)
+        if done:
+            active.discard(key)
+            sizes[key] = min(MAX_NODES + 1, 1 + sum(sizes[id(c)] for c in _children(current)))
+            if sizes[key] > MAX_NODES:
+                line = current.start_mark.line + 1
+                raise ManifestError(manifest, f"aliases expand the document beyond {MAX_NODES:,} values "
+                                              f"(an alias bomb?); write the values out", line=line)
+            continue
+        if key in sizes:
+            continue
+        if key in active:
+            raise ManifestError(manifest, "an alias refers to the value that contains it (recursive alias)",
+                                line=current.start_mark.line + 1)
+        active.add(key)
+        stack.append((current, True))
+        stack.extend((c, False) for c in _children(current) if id(c) not in sizes)
+
+
+def _plain_sources(node: yaml.Node, where: str = "", out: dict | None = None) -> dict[str, tuple[str, int]]:
+    """``{field: (text as written, line)}`` for every unquoted scalar that YAML did not read as a string.
+
+    Fields are named as in error messages (``meetings[0].terms.numbers[2]``); ``metadata`` is
+    free-form and skipped.
+    """
+    out = {} if out is None else out
+    if isinstance(node, yaml.ScalarNode):
+        if node.tag != _STR_TAG and node.style is None:
+            out[where] = (node.value, node.start_mark.line + 1)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, child in enumerate(node.value):
+            _plain_sources(child, f"{where}[{i}]", out)
+    elif isinstance(node, yaml.MappingNode):
+        for key_node, child in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and not (where == "" and key_node.value == "metadata"):
+                _plain_sources(child, f"{where}.{key_node.value}" if where else key_node.value, out)
+    return out
+
+
+def _read_yaml(manifest: Path) -> tuple[Any, dict[str, tuple[str, int]]]:
+    """The manifest's data, and the spelling of its unquoted non-string scalars (see _plain_sources)."""
+    try:
+        text = manifest.read_text(encoding="utf-8")
+        loader = _StrictLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None, {}
+            _check_expansion(node, manifest)
+            return loader.construct_document(node), _plain_sources(node)
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise ManifestError(manifest, f"invalid YAML: {getattr(exc, 'problem', None) or brief(str(exc))}",
+                            line=mark.line + 1 if mark else None) from None
+    except UnicodeDecodeError:
+        raise ManifestError(manifest, "not UTF-8 text") from None
+    except OSError as exc:
+        raise ManifestError(manifest, f"cannot read: {exc.strerror or type(exc).__name__}") from None
+    except RecursionError:
+        raise ManifestError(manifest, "invalid YAML: values nested too deeply") from None
+
+
+def _cut(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _join(field: str, key: str) -> str:
+    return f"{field}.{key}" if field else key
 
 
 class _Checker:
     """Validation helpers bound to one manifest file and its workspace folder."""
 
-    def __init__(self, manifest: Path) -> None:
+    def __init__(self, manifest: Path, sources: dict[str, tuple[str, int]] | None = None) -> None:
         self.manifest = manifest
         self.root = manifest.parent.resolve()
+        self.sources = sources or {}
 
     def fail(self, field: str | None, problem: str) -> ManifestError:
         return ManifestError(self.manifest, problem, field=field)
@@ -39,46 +160,71 @@ class _Checker:
             raise self.fail(field, f"expected a mapping, got {type(value).__name__}")
         unknown = sorted(set(map(str, value)) - allowed)
         if unknown:
-            raise self.fail(field, f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
+            raise self.fail(field, f"unknown key(s) {_cut(', '.join(unknown), 200)}; "
+                                   f"allowed: {', '.join(sorted(allowed))}")
+        return value
+
+    def _as_written(self, value: Any, where: str) -> Any:
+        """A plain number as it is spelled in the file (``010`` stays ``"010"``, not 8)."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return self.sources.get(where, (str(value), 0))[0]
         return value
 
     def text(self, obj: dict, key: str, field: str, required: bool = True) -> str | None:
+        where = _join(field, key)
         value = obj.get(key)
         if value is None:
             if required:
-                raise self.fail(f"{field}.{key}", "missing")
+                raise self.fail(where, "missing")
             return None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            value = str(value)
+        value = self._as_written(value, where)
         if not isinstance(value, str) or not value.strip():
-            raise self.fail(f"{field}.{key}", f"expected a non-empty string, got {value!r}")
+            raise self.fail(where, f"expected a non-empty string, got {brief(value)}")
         return value.strip()
 
-    def strings(self, obj: dict, key: str, field: str) -> tuple[str, ...]:
+    def ident(self, obj: dict, key: str, field: str) -> str:
+        """A required safe identifier (it becomes a file name: see speechkit.io.names)."""
+        value = self.text(obj, key, field)
+        problem = id_problem(value)
+        if problem:
+            raise self.fail(_join(field, key), problem)
+        return value
+
+    def strings(self, obj: dict, key: str, field: str, strict: bool = False) -> tuple[str, ...]:
+        """A list of non-empty strings; with ``strict``, an unquoted number, boolean or date is an error."""
         value = obj.get(key) or []
         if not isinstance(value, list):
             raise self.fail(f"{field}.{key}", f"expected a list, got {type(value).__name__}")
         out = []
         for i, item in enumerate(value):
-            if isinstance(item, (int, float)) and not isinstance(item, bool):
-                item = str(item)
+            where = f"{field}.{key}[{i}]"
+            if strict and item is not None and not isinstance(item, str) and not isinstance(item, (list, dict)):
+                written = _cut(self.sources.get(where, (str(item), 0))[0])
+                kind = ("boolean" if isinstance(item, bool) else "number" if isinstance(item, (int, float))
+                        else "date" if isinstance(item, dt.date) else type(item).__name__)
+                raise self.fail(where, f"expected a string, got the {kind} {_cut(str(item))}: YAML reads the "
+                                       f"unquoted {written} as a {kind}; quote the term: \"{written}\"")
+            item = self._as_written(item, where)
             if not isinstance(item, str) or not item.strip():
-                raise self.fail(f"{field}.{key}[{i}]", f"expected a non-empty string, got {item!r}")
+                raise self.fail(where, f"expected a non-empty string, got {brief(item)}")
             out.append(item.strip())
         return tuple(out)
 
     def path(self, value: Any, field: str, must_exist: bool = True) -> Path:
         """A path relative to the workspace folder that stays inside it (symlinks resolved)."""
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(field, f"expected a relative path, got {value!r}")
+        if not isinstance(value, str) or not value.strip() or "\0" in value:
+            raise self.fail(field, f"expected a relative path, got {brief(value)}")
         rel = Path(value)
         if rel.is_absolute():
-            raise self.fail(field, f"absolute path {value!r} not allowed; paths are relative to {self.root}")
-        resolved = (self.root / rel).resolve()
+            raise self.fail(field, f"absolute path {brief(value)} not allowed; paths are relative to {self.root}")
+        try:
+            resolved = (self.root / rel).resolve()
+        except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long
+            raise self.fail(field, f"path {brief(value)} cannot be resolved: {exc}") from None
         if resolved != self.root and self.root not in resolved.parents:
-            raise self.fail(field, f"path {value!r} leaves the workspace folder {self.root}")
+            raise self.fail(field, f"path {brief(value)} leaves the workspace folder {self.root}")
         if must_exist and not resolved.is_file():
-            raise self.fail(field, f"file {value!r} not found in {self.root}")
+            raise self.fail(field, f"file {brief(value)} not found in {self.root}")
         return resolved
 
     def date(self, value: Any, field: str, required: bool = True) -> dt.date | dt.datetime | None:
@@ -92,22 +238,28 @@ class _Checker:
                     return parse(value)
                 except ValueError:
                     pass
-        raise self.fail(field, f"expected an ISO date or date-time (2026-03-02 or 2026-03-02T09:30), got {value!r}")
+        raise self.fail(field, f"expected an ISO date or date-time (2026-03-02 or 2026-03-02T09:30), "
+                               f"got {brief(value)}")
 
     def terms(self, value: Any, field: str) -> TermSet:
         obj = self.mapping(value, field, {"numbers", "jargon"})
-        return TermSet(numbers=self.strings(obj, "numbers", field), jargon=self.strings(obj, "jargon", field))
+        return TermSet(numbers=self.strings(obj, "numbers", field, strict=True),
+                       jargon=self.strings(obj, "jargon", field, strict=True))
 
     def unique(self, ids: list[str], field: str) -> None:
         seen: set[str] = set()
         for i, item in enumerate(ids):
             if item in seen:
-                raise self.fail(f"{field}[{i}].id", f"duplicate id {item!r}")
+                raise self.fail(f"{field}[{i}].id", f"duplicate id {brief(item)}")
             seen.add(item)
 
 
 def _sort_key(day: dt.date | dt.datetime) -> dt.datetime:
     return day if isinstance(day, dt.datetime) else dt.datetime.combine(day, dt.time())
+
+
+def _has_zone(day: dt.date | dt.datetime) -> bool:
+    return isinstance(day, dt.datetime) and day.utcoffset() is not None
 
 
 def load_workspace(path: str | Path) -> Workspace:
@@ -116,20 +268,13 @@ def load_workspace(path: str | Path) -> Workspace:
     manifest = path / MANIFEST_NAME if path.is_dir() else path
     if not manifest.is_file():
         raise ManifestError(manifest, "workspace manifest not found")
-    c = _Checker(manifest)
-    try:
-        data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ManifestError(manifest, f"invalid YAML: {getattr(exc, 'problem', exc)}",
-                            line=mark.line + 1 if mark else None) from None
-    except UnicodeDecodeError:
-        raise ManifestError(manifest, "not UTF-8 text") from None
+    data, sources = _read_yaml(manifest)
+    c = _Checker(manifest, sources)
     data = c.mapping(data, "(top level)", TOP_KEYS)
     version = data.get("format", FORMAT_VERSION)
     if version != FORMAT_VERSION:
-        raise c.fail("format", f"unsupported format {version!r}; this speechkit reads {FORMAT_VERSION!r}")
-    name = c.text(data, "name", "workspace")
+        raise c.fail("format", f"unsupported format {brief(version)}; this speechkit reads {FORMAT_VERSION!r}")
+    name = c.ident(data, "name", "")
 
     raw_people = data.get("people")
     if not isinstance(raw_people, list) or not raw_people:
@@ -142,7 +287,7 @@ def load_workspace(path: str | Path) -> Workspace:
         if obj.get("enrollment") is not None:
             clips = (c.text(obj, "enrollment", f),) + clips
         enrollments = tuple(c.path(clip, f"{f}.enrollment") for clip in clips)
-        people.append(Person(id=c.text(obj, "id", f), name=c.text(obj, "name", f),
+        people.append(Person(id=c.ident(obj, "id", f), name=c.text(obj, "name", f),
                              nicknames=c.strings(obj, "nicknames", f), role=c.text(obj, "role", f, required=False),
                              enrollments=enrollments))
     c.unique([p.id for p in people], "people")
@@ -160,16 +305,28 @@ def load_workspace(path: str | Path) -> Workspace:
         attendees = c.strings(obj, "attendees", f)
         for j, pid in enumerate(attendees):
             if pid not in person_ids:
-                raise c.fail(f"{f}.attendees[{j}]", f"unknown person id {pid!r}")
+                raise c.fail(f"{f}.attendees[{j}]", f"unknown person id {brief(pid)}")
         optional = {key: c.path(obj[key], f"{f}.{key}") if obj.get(key) is not None else None
                     for key in ("reference", "rttm", "canonical")}
+        enrollment_only = obj.get("enrollment_only", False)
+        if not isinstance(enrollment_only, bool):
+            raise c.fail(f"{f}.enrollment_only", f"expected true or false, got {brief(enrollment_only)}")
         meetings.append(Meeting(
-            id=c.text(obj, "id", f), date=c.date(obj.get("date"), f"{f}.date"),
+            id=c.ident(obj, "id", f), date=c.date(obj.get("date"), f"{f}.date"),
             audio=c.path(obj.get("audio"), f"{f}.audio"), title=c.text(obj, "title", f, required=False),
             kind=c.text(obj, "kind", f, required=False), attendees=attendees,
             terms=c.terms(obj["terms"], f"{f}.terms") if obj.get("terms") is not None else None,
-            **optional))
+            enrollment_only=enrollment_only, **optional))
     c.unique([m.id for m in meetings], "meetings")
+    if all(m.enrollment_only for m in meetings):
+        raise c.fail("meetings", "every meeting is enrollment_only; at least one must be left to run and score")
+    for i, m in enumerate(meetings):
+        if _has_zone(m.date) != _has_zone(meetings[0].date):
+            zoned, plain = (i, 0) if _has_zone(m.date) else (0, i)
+            raise c.fail(f"meetings[{i}].date", f"meetings[{zoned}].date ({meetings[zoned].date.isoformat()}) has a "
+                                                f"time zone and meetings[{plain}].date "
+                                                f"({meetings[plain].date.isoformat()}) has none, so they cannot be "
+                                                f"ordered; give every meeting date a time zone or none")
     for i in range(1, len(meetings)):
         if _sort_key(meetings[i].date) < _sort_key(meetings[i - 1].date):
             raise c.fail(f"meetings[{i}].date", f"{meetings[i].date} is before the previous meeting's "
@@ -185,12 +342,12 @@ def load_workspace(path: str | Path) -> Workspace:
         obj = c.mapping(raw, f, ARTIFACT_KEYS)
         kind = c.text(obj, "kind", f)
         if kind not in ARTIFACT_KINDS:
-            raise c.fail(f"{f}.kind", f"unknown kind {kind!r}; expected one of {', '.join(ARTIFACT_KINDS)}")
+            raise c.fail(f"{f}.kind", f"unknown kind {brief(kind)}; expected one of {', '.join(ARTIFACT_KINDS)}")
         meeting = c.text(obj, "meeting", f, required=False)
         if meeting is not None and meeting not in meeting_ids:
-            raise c.fail(f"{f}.meeting", f"unknown meeting id {meeting!r}")
+            raise c.fail(f"{f}.meeting", f"unknown meeting id {brief(meeting)}")
         day = c.date(obj.get("date"), f"{f}.date", required=False)
-        artifacts.append(Artifact(id=c.text(obj, "id", f), kind=kind, path=c.path(obj.get("path"), f"{f}.path"),
+        artifacts.append(Artifact(id=c.ident(obj, "id", f), kind=kind, path=c.path(obj.get("path"), f"{f}.path"),
                                   date=day.date() if isinstance(day, dt.datetime) else day, meeting=meeting,
                                   title=c.text(obj, "title", f, required=False)))
     c.unique([a.id for a in artifacts], "artifacts")
@@ -236,6 +393,8 @@ def manifest_dict(ws: Workspace) -> dict:
             d["attendees"] = list(m.attendees)
         if m.terms is not None:
             d["terms"] = _terms_dict(m.terms)
+        if m.enrollment_only:
+            d["enrollment_only"] = True
         return d
 
     def artifact(a: Artifact) -> dict:

@@ -1,7 +1,10 @@
 """RTTM (NIST Rich Transcription Time Marked): speaker turns, no words.
 
 Each ``SPEAKER`` line is ``SPEAKER <file> <chan> <onset> <duration> <NA> <NA> <speaker> <NA> <NA>``.
-Other line types are ignored, as md-eval does.
+Other line types are ignored, as md-eval does. Fields are separated by whitespace: the writer maps
+each run of whitespace in a file id or speaker to ``_`` (:func:`speechkit.io.names.session_token`),
+and the reader refuses a ``SPEAKER`` line of more than 10 fields or with the speaker ``<NA>``, the
+marks of an id holding a space, rather than read it shifted.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from pathlib import Path
 from speechkit.errors import FormatError
 from speechkit.io._lines import fmt_time, parse_time, read_lines
 from speechkit.io.atomic import write_text
+from speechkit.io.names import session_token
 from speechkit.transcript import Segment, Transcript
 
 
@@ -22,6 +26,10 @@ def read_rttm(path: str | Path) -> dict[str, Transcript]:
             continue
         if len(fields) < 8:
             raise FormatError(path, f"SPEAKER line needs at least 8 fields, got {len(fields)}", line=line)
+        if len(fields) > 10 or fields[7] == "<NA>":
+            raise FormatError(path, f"SPEAKER line has {len(fields)} fields and speaker {fields[7][:40]!r}; expected "
+                                    f"SPEAKER <file> <channel> <onset> <duration> <NA> <NA> <speaker> <NA> <NA>, "
+                                    f"each without spaces (does the file id or speaker hold a space?)", line=line)
         onset = parse_time(fields[3], path, line, "onset")
         duration = parse_time(fields[4], path, line, "duration")
         turns[fields[1]].append(Segment(start=onset, end=onset + duration, speaker=fields[7]))
@@ -32,13 +40,18 @@ def format_rttm(transcripts: list[Transcript]) -> str:
     """RTTM text for the speaker turns of ``transcripts``."""
     lines = []
     for t in transcripts:
+        session = session_token(t.session_id)
         for s in t.segments:
-            speaker = (s.speaker_name or s.speaker).replace(" ", "_")
-            lines.append(f"SPEAKER {t.session_id} 1 {fmt_time(s.start)} {fmt_time(s.duration)} "
+            speaker = session_token(s.speaker_name or s.speaker)
+            lines.append(f"SPEAKER {session} 1 {fmt_time(s.start)} {fmt_time(s.duration)} "
                          f"<NA> <NA> {speaker} <NA> <NA>")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
 def write_rttm(path: str | Path, transcripts: list[Transcript]) -> None:
     """Write ``transcripts`` as RTTM, atomically. Named speakers are written by name."""
-    write_text(path, format_rttm(transcripts))
+    try:
+        text = format_rttm(transcripts)
+    except ValueError as exc:
+        raise FormatError(path, f"cannot write RTTM: {exc}") from None
+    write_text(path, text)

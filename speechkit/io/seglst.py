@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from speechkit.errors import FormatError
+from speechkit.io._lines import check_input
 from speechkit.io.atomic import write_text
 from speechkit.transcript import Segment, Transcript, Word
 
@@ -86,12 +87,15 @@ def parse_seglst(text: str, path: str | Path = "<seglst>") -> dict[str, Transcri
 
 def read_seglst(path: str | Path) -> dict[str, Transcript]:
     """Read a SegLST JSON file into one transcript per session id."""
+    check_input(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FormatError(path, "file not found") from None
     except (UnicodeDecodeError, IsADirectoryError) as exc:
         raise FormatError(path, f"cannot read as UTF-8 text: {exc}") from None
+    except OSError as exc:
+        raise FormatError(path, f"cannot read: {exc.strerror or type(exc).__name__}") from None
     return parse_seglst(text, path)
 
 
@@ -116,3 +120,14 @@ def to_seglst(transcripts: list[Transcript]) -> list[dict]:
 def write_seglst(path: str | Path, transcripts: list[Transcript]) -> None:
     """Write ``transcripts`` as SegLST JSON, atomically."""
     write_text(path, json.dumps(to_seglst(transcripts), indent=1, ensure_ascii=False) + "\n")
+
+
+def segments_to_rows(segments: list[Segment]) -> list[dict]:
+    """Segments of one session as SegLST rows (what the stage cache stores)."""
+    return to_seglst([Transcript("_", segments)])
+
+
+def segments_from_rows(rows: list[dict]) -> list[Segment]:
+    """The segments that :func:`segments_to_rows` wrote."""
+    parsed = parse_seglst(json.dumps(rows))
+    return parsed["_"].segments if parsed else []

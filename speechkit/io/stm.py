@@ -1,7 +1,10 @@
 """STM (NIST Segment Time Mark): one segment per line with speaker and text, no word times.
 
 Line: ``<file> <channel> <speaker> <begin> <end> [<label>] <transcript...>``; ``;;`` starts a
-comment. Segments marked ``ignore_time_segment_in_scoring`` are skipped.
+comment. Segments marked ``ignore_time_segment_in_scoring`` are skipped. Fields are separated by
+whitespace, so the writer maps each run of whitespace in a file id or speaker to ``_``
+(:func:`speechkit.io.names.session_token`: ``my meeting`` -> ``my_meeting``); a line whose begin
+or end is not a number (as when an id holds a space) is an error, never a shifted reading.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from pathlib import Path
 from speechkit.errors import FormatError
 from speechkit.io._lines import fmt_time, parse_time, read_lines
 from speechkit.io.atomic import write_text
+from speechkit.io.names import session_token
 from speechkit.transcript import Segment, Transcript, Word
 
 
@@ -21,6 +25,12 @@ def read_stm(path: str | Path) -> dict[str, Transcript]:
         if len(fields) < 5:
             raise FormatError(path, f"expected at least 5 fields (file channel speaker begin end), "
                                     f"got {len(fields)}", line=line)
+        for index, name in ((3, "begin"), (4, "end")):
+            if not _is_number(fields[index]):
+                raise FormatError(path, f"expected a number of seconds, got {fields[index][:40]!r}: a line is "
+                                        f"<file> <channel> <speaker> <begin> <end> <words...>, each of the first "
+                                        f"five without spaces (does the file id or speaker hold a space?)",
+                                  line=line, field=name)
         begin = parse_time(fields[3], path, line, "begin")
         end = parse_time(fields[4], path, line, "end")
         if end < begin:
@@ -35,16 +45,30 @@ def read_stm(path: str | Path) -> dict[str, Transcript]:
     return {sid: Transcript(sid, segs) for sid, segs in segments.items()}
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def format_stm(transcripts: list[Transcript]) -> str:
-    """STM text for ``transcripts``; named speakers are written by name (spaces as underscores)."""
+    """STM text for ``transcripts``; named speakers are written by name; whitespace in ids and names as ``_``."""
     lines = []
     for t in transcripts:
+        session = session_token(t.session_id)
         for s in t.segments:
-            speaker = (s.speaker_name or s.speaker).replace(" ", "_")
-            lines.append(f"{t.session_id} 1 {speaker} {fmt_time(s.start)} {fmt_time(s.end)} {s.text}".rstrip())
+            speaker = session_token(s.speaker_name or s.speaker)
+            text = " ".join(s.text.split())
+            lines.append(f"{session} 1 {speaker} {fmt_time(s.start)} {fmt_time(s.end)} {text}".rstrip())
     return "\n".join(lines) + ("\n" if lines else "")
 
 
 def write_stm(path: str | Path, transcripts: list[Transcript]) -> None:
     """Write ``transcripts`` as STM, atomically."""
-    write_text(path, format_stm(transcripts))
+    try:
+        text = format_stm(transcripts)
+    except ValueError as exc:
+        raise FormatError(path, f"cannot write STM: {exc}") from None
+    write_text(path, text)

@@ -16,9 +16,14 @@ from speechkit.transcript import Transcript
 TCP_COLLAR = 5.0
 
 
-def to_seglst(transcript: Transcript) -> list[dict[str, Any]]:
-    """meeteval SegLST dicts for ``transcript``, words normalised, speakers as labels."""
-    return [{"session_id": transcript.session_id, "speaker": s.speaker, "start_time": s.start,
+def to_seglst(transcript: Transcript, session_id: str | None = None) -> list[dict[str, Any]]:
+    """meeteval SegLST dicts for ``transcript``, words normalised, speakers as labels.
+
+    ``session_id`` replaces the transcript's own: meeteval insists that reference and hypothesis
+    share it, and the two sides of one meeting are paired by the caller, not by their ids.
+    """
+    sid = transcript.session_id if session_id is None else session_id
+    return [{"session_id": sid, "speaker": s.speaker, "start_time": s.start,
              "end_time": s.end, "words": normalize(s.text)} for s in transcript.segments]
 
 
@@ -56,7 +61,8 @@ def cpwer(reference: Transcript, hypothesis: Transcript) -> CpWerResult:
     from meeteval.io import SegLST
     from meeteval.wer.wer.cp import cp_word_error_rate
 
-    return _result(cp_word_error_rate(SegLST(to_seglst(reference)), SegLST(to_seglst(hypothesis))))
+    sid = reference.session_id
+    return _result(cp_word_error_rate(SegLST(to_seglst(reference, sid)), SegLST(to_seglst(hypothesis, sid))))
 
 
 def tcpwer(reference: Transcript, hypothesis: Transcript, collar: float = TCP_COLLAR) -> CpWerResult:
@@ -64,5 +70,6 @@ def tcpwer(reference: Transcript, hypothesis: Transcript, collar: float = TCP_CO
     from meeteval.io import SegLST
     from meeteval.wer.wer.time_constrained import time_constrained_minimum_permutation_word_error_rate
 
+    sid = reference.session_id
     return _result(time_constrained_minimum_permutation_word_error_rate(
-        SegLST(to_seglst(reference)), SegLST(to_seglst(hypothesis)), collar=collar))
+        SegLST(to_seglst(reference, sid)), SegLST(to_seglst(hypothesis, sid)), collar=collar))

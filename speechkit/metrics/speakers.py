@@ -3,13 +3,20 @@
 Each reference word (its person id is the reference segment's speaker) is routed to the
 hypothesis segment that overlaps its time span most; a word that overlaps none goes to the
 segment containing its midpoint, else it is unrouted. Reference words without times (STM) get
-equal shares of their segment's span. The name a system gives a person in a meeting is the
+equal shares of their segment's span. When several segments tie (a word said inside an
+overlapping backchannel lies wholly inside both the backchannel and the long turn around it),
+the word goes to the segment holding the same word (case and punctuation aside) nearest in time,
+then to the shortest segment, then to the earliest; so a hypothesis equal to the reference
+routes every word to its own segment. The name a system gives a person in a meeting is the
 majority, over that person's routed words, of the segment's ``speaker_name``, or of its speaker
 label made meeting-local (``"<meeting>:<label>"``) so that a bare ``SPEAKER_00`` never equals
-another meeting's label.
+another meeting's label. A reference without words (RTTM turns only) names each person by
+speech time instead (:func:`attribute_turns`); named-speaker accuracy, a count of words, then
+does not apply.
 """
 from __future__ import annotations
 
+import string
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -37,9 +44,27 @@ def word_spans(reference: Transcript) -> list[tuple[str, float, float]]:
     return spans
 
 
+def _key(text: str) -> str:
+    return text.lower().strip(string.punctuation)
+
+
+def _tie_break(text: str, start: float, end: float, candidates: np.ndarray, segs: list[Segment]) -> int:
+    """The tied segment holding the same word nearest in time, else the shortest, else the earliest."""
+    target = _key(text)
+
+    def rank(j: int) -> tuple:
+        same = [w for w in segs[j].words if _key(w.text) == target]
+        timed = [w for w in same if w.start is not None and w.end is not None]
+        distance = min((abs(w.start - start) + abs(w.end - end) for w in timed), default=float("inf"))
+        return bool(same), -distance, -segs[j].duration
+
+    return max((int(j) for j in candidates), key=rank)  # max keeps the first (earliest) of equals
+
+
 def route_words(reference: Transcript, hypothesis: Transcript) -> list[tuple[str, Segment | None]]:
     """Each reference word's person id with the hypothesis segment it is routed to (or None)."""
     spans = word_spans(reference)
+    texts = [w.text for seg in reference.segments for w in seg.words or ()]
     segs = hypothesis.segments
     if not spans or not segs:
         return [(pid, None) for pid, _, _ in spans]
@@ -52,12 +77,17 @@ def route_words(reference: Transcript, hypothesis: Transcript) -> list[tuple[str
     for lo in range(0, len(spans), chunk):
         a, b = ws[lo:lo + chunk, None], we[lo:lo + chunk, None]
         overlap = np.minimum(b, se) - np.maximum(a, ss)
-        best = overlap.argmax(axis=1)
+        best = overlap.max(axis=1)
+        has_overlap = best > 0
         mid = (a + b) / 2
-        inside = (ss <= mid) & (mid <= se)
-        fallback = np.where(inside.any(axis=1), inside.argmax(axis=1), -1)
-        has_overlap = overlap[np.arange(len(best)), best] > 0
-        chosen[lo:lo + chunk] = np.where(has_overlap, best, fallback)
+        # the candidates of each word: the segments overlapping it most, else those containing its midpoint
+        candidates = np.where(has_overlap[:, None], overlap == best[:, None], (ss <= mid) & (mid <= se))
+        counts = candidates.sum(axis=1)
+        pick = np.where(counts > 0, candidates.argmax(axis=1), -1)
+        for row in np.flatnonzero(counts > 1):
+            i = lo + row
+            pick[row] = _tie_break(texts[i], ws[i], we[i], np.flatnonzero(candidates[row]), segs)
+        chosen[lo:lo + chunk] = pick
     return [(pid, segs[i] if i >= 0 else None) for (pid, _, _), i in zip(spans, chosen)]
 
 
@@ -83,6 +113,7 @@ class SpeakerAttribution:
 
     meeting: str
     persons: dict[str, PersonAttribution]
+    basis: str = "words"  # "words", or "seconds" when the reference has no words (attribute_turns)
 
     @property
     def names(self) -> dict[str, str | None]:
@@ -95,6 +126,10 @@ class SpeakerAttribution:
         return Ratio(sum(a.correct for a in self.persons.values()), sum(a.words for a in self.persons.values()))
 
     def details(self) -> dict[str, Any]:
+        if self.basis == "seconds":
+            return {"basis": "seconds", "persons": {
+                pid: {"name": a.name, "speech_s": round(a.words / 1000, 3), "routed_s": round(a.routed / 1000, 3)}
+                for pid, a in self.persons.items()}}
         return {"unrouted_words": sum(a.words - a.routed for a in self.persons.values()),
                 "persons": {pid: {"name": a.name, "words": a.words, "routed_words": a.routed,
                                   "correctly_named_words": a.correct}
@@ -121,6 +156,44 @@ def attribute_speakers(meeting: str, reference: Transcript, hypothesis: Transcri
     for a in persons.values():
         a.name = a.votes.most_common(1)[0][0] if a.votes else None
     return SpeakerAttribution(meeting, persons)
+
+
+def attribute_turns(meeting: str, turns: Transcript, hypothesis: Transcript) -> SpeakerAttribution:
+    """Name each person by speech time, for a reference that has speaker turns but no words.
+
+    Each reference turn votes, with its overlap in seconds, for the name of every hypothesis
+    segment it overlaps; a person's name is the one with most seconds. Ties (to the millisecond, as
+    when a turn lies inside another speaker's turn and the hypothesis has both) go to the name whose
+    segments fit the person's turns best (summed overlap / union), then to the name seen first.
+    ``words``/``routed`` of each :class:`PersonAttribution` hold milliseconds of speech / of speech
+    overlapping a hypothesis segment; ``correct`` stays 0 (named-speaker accuracy does not apply).
+    """
+    segs = hypothesis.segments
+    ss = np.array([s.start for s in segs])
+    se = np.array([s.end for s in segs])
+    persons: dict[str, PersonAttribution] = {}
+    fit: dict[str, Counter] = {}
+    for turn in turns.segments:
+        a = persons.setdefault(turn.speaker, PersonAttribution())
+        person_fit = fit.setdefault(turn.speaker, Counter())
+        a.words += round(turn.duration * 1000)
+        if not segs:
+            continue
+        overlap = np.minimum(turn.end, se) - np.maximum(turn.start, ss)
+        hits = np.flatnonzero(overlap > 0)
+        for i in hits:
+            name = segment_name(segs[i], meeting)
+            a.votes[name] += round(float(overlap[i]) * 1000)
+            person_fit[name] += float(overlap[i]) / (max(turn.end, se[i]) - min(turn.start, ss[i]))
+        covered, reach = 0.0, turn.start  # speech covered by hypothesis segments, each second once
+        for s, e in sorted(zip(np.maximum(turn.start, ss[hits]), np.minimum(turn.end, se[hits]))):
+            covered += max(0.0, float(e) - max(float(s), reach))
+            reach = max(reach, float(e))
+        a.routed += round(covered * 1000)
+    for pid, a in persons.items():
+        order = {name: k for k, name in enumerate(a.votes)}
+        a.name = max(a.votes, key=lambda n: (a.votes[n], fit[pid][n], -order[n])) if a.votes else None
+    return SpeakerAttribution(meeting, persons, basis="seconds")
 
 
 def speaker_consistency(names: Mapping[str, Mapping[str, str | None]]) -> dict[str, Ratio]:

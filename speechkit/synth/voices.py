@@ -26,8 +26,8 @@ from math import gcd
 import numpy as np
 
 from speechkit.errors import SpeechkitError
+from speechkit.stages.audio import SAMPLE_RATE
 
-SAMPLE_RATE = 16000
 _FRAME = 0.01
 
 

@@ -1,0 +1,131 @@
+"""Speaker attribution: give ASR words the speakers of diarization turns.
+
+ASR segments come without speakers (or with one per segment); diarization turns come without
+words. :func:`attribute_words` gives every word the speaker of the turn it overlaps most in time
+and splits ASR segments where the speaker changes; :func:`name_segments` then sets the names that
+identification found.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from speechkit.stages import BackendStage, StageSpec
+from speechkit.stages.options import StageOptions
+from speechkit.stages.record import MeetingRecord
+from speechkit.transcript import Segment, Word
+
+
+def _best_turns(starts: np.ndarray, ends: np.ndarray, turn_starts: np.ndarray,
+                turn_ends: np.ndarray) -> np.ndarray:
+    """Index of the turn overlapping each span most; the nearest turn (to the span's midpoint)
+    where none overlaps. Ties go to the earlier turn."""
+    overlap = (np.minimum(ends[:, None], turn_ends[None, :])
+               - np.maximum(starts[:, None], turn_starts[None, :]))
+    mid = ((starts + ends) / 2)[:, None]
+    distance = np.maximum(turn_starts[None, :] - mid, 0) + np.maximum(mid - turn_ends[None, :], 0)
+    best = np.argmax(overlap, axis=1)
+    none = overlap[np.arange(len(starts)), best] <= 0
+    best[none] = np.argmin(distance[none], axis=1)
+    return best
+
+
+def attribute_words(segments: list[Segment], turns: list[Segment]) -> list[Segment]:
+    """ASR ``segments`` re-cut into single-speaker segments carrying the turns' speakers.
+
+    Each timed word takes the speaker (and speaker name) of the turn it overlaps most, or of the
+    nearest turn if it overlaps none; a word without times takes its predecessor's speaker (its
+    successor's at the start of a segment). Consecutive words of one ASR segment with the same
+    speaker form one output segment, so a segment spanning a speaker change is split there.
+    A segment without timed words is attributed as a whole by its own span; a segment that keeps
+    one speaker keeps its bounds. With no turns, the segments come back unchanged.
+    """
+    if not turns:
+        return list(segments)
+    turn_starts = np.array([t.start for t in turns], dtype=float)
+    turn_ends = np.array([t.end for t in turns], dtype=float)
+    out: list[Segment] = []
+    for seg in segments:
+        timed = [i for i, w in enumerate(seg.words) if w.start is not None and w.end is not None]
+        if not timed:  # no words, or none with times: the segment's span decides
+            t = turns[int(_best_turns(np.array([seg.start]), np.array([seg.end]),
+                                      turn_starts, turn_ends)[0])]
+            out.append(replace(seg, speaker=t.speaker, speaker_name=t.speaker_name))
+            continue
+        best = _best_turns(np.array([seg.words[i].start for i in timed], dtype=float),
+                           np.array([seg.words[i].end for i in timed], dtype=float),
+                           turn_starts, turn_ends)
+        owner: list[int] = [-1] * len(seg.words)
+        for i, b in zip(timed, best):
+            owner[i] = int(b)
+        first = owner[timed[0]]
+        for i in range(len(owner)):
+            if owner[i] < 0:
+                owner[i] = owner[i - 1] if i > 0 else first
+        out.extend(_regroup(seg, owner, turns))
+    return out
+
+
+def _regroup(seg: Segment, owner: list[int], turns: list[Segment]) -> list[Segment]:
+    """Runs of words of ``seg`` with the same speaker, as segments."""
+    groups: list[tuple[Segment, list[Word]]] = []
+    for word, t in zip(seg.words, owner):
+        turn = turns[t]
+        if groups and (groups[-1][0].speaker, groups[-1][0].speaker_name) == (turn.speaker, turn.speaker_name):
+            groups[-1][1].append(word)
+        else:
+            groups.append((turn, [word]))
+    if len(groups) == 1:  # one speaker: the ASR segment keeps its bounds
+        turn = groups[0][0]
+        return [replace(seg, speaker=turn.speaker, speaker_name=turn.speaker_name)]
+    out = []
+    for turn, words in groups:
+        # every group holds a timed word: untimed words joined a neighbour's group
+        timed = [w for w in words if w.start is not None and w.end is not None]
+        out.append(Segment(start=min(w.start for w in timed), end=max(w.end for w in timed),
+                           speaker=turn.speaker,
+                           text=" ".join(w.text for w in words), words=tuple(words),
+                           speaker_name=turn.speaker_name))
+    return out
+
+
+def name_segments(segments: list[Segment], names: dict[str, str | None]) -> list[Segment]:
+    """``segments`` with ``speaker_name`` set from ``names`` (speaker label -> name); labels
+    missing from ``names`` or mapped to None get no name."""
+    return [replace(s, speaker_name=names.get(s.speaker)) for s in segments]
+
+
+@dataclass(frozen=True)
+class AttributeOptions(StageOptions):
+    """The attribution stage has no options: each word goes to the turn it overlaps most."""
+
+
+class WordAttributor:
+    """The ``overlap`` backend: :func:`attribute_words` of the ASR words and the diarization turns."""
+
+    Options = AttributeOptions
+
+    def __init__(self, options: AttributeOptions | None = None, device: str = "auto") -> None:
+        self.options = options or AttributeOptions()
+
+    def __call__(self, segments: list[Segment], turns: list[Segment]) -> list[Segment]:
+        return attribute_words(segments, turns) if turns else segments
+
+
+BACKENDS = {"overlap": "speechkit.stages.attribute:WordAttributor"}
+DEFAULT_BACKEND = "overlap"
+
+
+def build(spec: StageSpec, device: str = "auto") -> AttributeStage:
+    """The attribution stage for a recipe's ``stages.attribute``."""
+    return AttributeStage(spec, device)
+
+
+class AttributeStage(BackendStage[list[Segment]]):
+    """The ASR words re-cut into segments carrying the diarization's speaker labels."""
+
+    name = "attribute"
+
+    def run(self, record: MeetingRecord) -> list[Segment]:
+        return self.backend(record.result("asr"), record.result("diarize").turns)

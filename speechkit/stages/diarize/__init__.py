@@ -1,0 +1,115 @@
+"""Diarization: who spoke when in one recording.
+
+Backends (``BACKENDS``), one output (:class:`Diarization`):
+
+- ``embedding`` (default, :mod:`speechkit.stages.diarize.embedding`): speaker embeddings of
+  sliding windows over the VAD's speech regions (:mod:`~speechkit.stages.diarize.embedders`:
+  Resemblyzer, which ships its weights, or ECAPA), clustered.
+- ``pyannote`` (:mod:`speechkit.stages.diarize.pyannote`): pyannote.audio's pipeline.
+
+A backend provides ``diarize(record) -> Diarization`` and an ``embedder`` (an
+:class:`~speechkit.stages.diarize.embedders.Embedder` whose space its centroids live in, or
+None), which the identification stage uses to embed enrollment clips.
+Labels are ``SPEAKER_00``, ``SPEAKER_01``, ... in order of first appearance.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from speechkit import registry
+from speechkit.cache import digest
+from speechkit.io.seglst import segments_from_rows, segments_to_rows
+from speechkit.stages import BackendStage, StageSpec
+from speechkit.stages.record import MeetingRecord
+from speechkit.transcript import Segment
+
+BACKENDS = {
+    "embedding": "speechkit.stages.diarize.embedding:Diarizer",
+    "pyannote": "speechkit.stages.diarize.pyannote:PyannoteDiarizer",
+}
+DEFAULT_BACKEND = "embedding"
+
+
+@dataclass
+class Diarization:
+    """Speaker turns of one recording and a voice print (centroid) per speaker label.
+
+    ``turns`` are sorted by start time and carry no words; two turns of different speakers may
+    overlap. ``centroids`` maps each label to the L2-normalised mean embedding of its windows
+    (what :func:`speechkit.stages.identify.identify` scores). ``windows``, ``window_labels`` and
+    ``window_embeddings`` describe the clustered windows (embedding backend only; a window whose
+    cluster won no frame has the label ``""``).
+    """
+
+    turns: list[Segment] = field(default_factory=list)
+    centroids: dict[str, np.ndarray] = field(default_factory=dict)
+    windows: list[tuple[float, float]] = field(default_factory=list)
+    window_labels: list[str] = field(default_factory=list)
+    window_embeddings: np.ndarray | None = None
+
+    @property
+    def speakers(self) -> list[str]:
+        """Speaker labels in order of first appearance."""
+        return list(dict.fromkeys(t.speaker for t in self.turns))
+
+
+def speaker_label(index: int) -> str:
+    """The label of the ``index``-th speaker (in order of first appearance)."""
+    return f"SPEAKER_{index:02d}"
+
+
+class DiarizationBackend(Protocol):
+    """What every diarization backend provides."""
+
+    embedder: Any
+
+    def diarize(self, record: MeetingRecord) -> Diarization:
+        """Turns and centroids of ``record``'s recording."""
+        ...
+
+
+def build(spec: StageSpec, device: str = "auto") -> DiarizeStage:
+    """The diarization stage for a recipe's ``stages.diarize``."""
+    return DiarizeStage(spec, device)
+
+
+class DiarizeStage(BackendStage[Diarization]):
+    """Speaker turns and centroids of a recording (backend loaded on first use)."""
+
+    name = "diarize"
+
+    @property
+    def embedder(self) -> Any:
+        """The embedder whose space the centroids live in (None if the backend has none)."""
+        return self.backend.embedder
+
+    def embedder_identity(self) -> str:
+        """The identity of the embedding space (backend, embedder, its options and weights):
+        part of this stage's cache keys and of the enrollment vectors'."""
+        options = self.spec.options
+        embedder = getattr(options, "embedder", None)
+        embedder_options = getattr(options, "embedder_options", {})
+        if embedder:  # the embedder's resolved options name its weights (ecapa: a registry model)
+            from speechkit.stages.diarize.embedders import embedder_class
+            resolved = embedder_class(embedder).Options.from_dict(embedder_options).as_dict()
+            weights = resolved.get("weights") or resolved.get("model")
+        else:
+            weights = getattr(options, "model", None)
+        return digest(self.spec.backend, embedder, embedder_options, registry.identity(weights) if weights else None)
+
+    def cache_key(self, record: MeetingRecord) -> str:
+        return digest(record.keys["vad"], self.spec.as_dict(), self.embedder_identity(), record.num_speakers)
+
+    def run(self, record: MeetingRecord) -> Diarization:
+        return self.backend.diarize(record)
+
+    def encode(self, result: Diarization) -> dict:
+        return {"turns": segments_to_rows(result.turns),
+                "centroids": {k: np.asarray(v).tolist() for k, v in result.centroids.items()}}
+
+    def decode(self, data: dict) -> Diarization:
+        return Diarization(segments_from_rows(data["turns"]),
+                           {k: np.asarray(v, dtype=np.float32) for k, v in data["centroids"].items()})

@@ -1,0 +1,237 @@
+"""Speaker identification: map diarization clusters to known voices, and keep labels stable.
+
+Each cluster centroid is scored against each enrollment vector by cosine similarity, and clusters
+and voices are paired one-to-one by the Hungarian algorithm (maximum total similarity); a pair
+scoring below the threshold is dropped, so that cluster stays unknown (None). Enrollments are
+keyed by whatever name the caller wants back: a person's canonical name (L3: voice enrollments),
+or a label or name the system used in an earlier meeting, with that meeting's centroid as the
+vector (L2: labels kept stable across meetings).
+
+The stage (:class:`IdentifyStage`) names each cluster of a meeting from what its context holds:
+persons by their voice enrollments (:attr:`MeetingContext.enrollments`, each person's clips
+embedded jointly by the diarization stage's embedder and cached); then, when the context asks for
+stable labels (:attr:`MeetingContext.stable_labels`, L2 and up), the names and labels the system
+gave voices in earlier meetings, by their centroids; clusters still unnamed get new labels
+``Speaker N`` that no earlier meeting used.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from speechkit.cache import digest, file_digest
+from speechkit.stages import Stage, StageSpec, backend_class
+from speechkit.stages.audio import SAMPLE_RATE, load_audio
+from speechkit.stages.cohort import DEFAULT_THRESHOLD as SNORM_THRESHOLD
+from speechkit.stages.cohort import cohort_for, normalized_scores
+from speechkit.stages.diarize.embedders import Embedder, ResemblyzerEmbedder, l2_normalize
+from speechkit.stages.options import StageOptions
+from speechkit.stages.record import MeetingRecord
+
+log = logging.getLogger(__name__)
+
+# On Resemblyzer's cosine scale (the default backend); with another backend pass its
+# ``embedder.match_threshold``.
+DEFAULT_THRESHOLD = ResemblyzerEmbedder.match_threshold
+NORMALIZATIONS = ("snorm", "none")
+BACKENDS = {"cosine": "speechkit.stages.identify:CosineIdentifier"}
+DEFAULT_BACKEND = "cosine"
+
+
+def cosine_scores(centroids: dict[str, np.ndarray],
+                  enrollments: dict[str, np.ndarray]) -> np.ndarray:
+    """Cosine similarity of every centroid (rows, in dict order) with every enrollment (columns)."""
+    if not centroids or not enrollments:
+        return np.zeros((len(centroids), len(enrollments)), dtype=np.float32)
+    c = l2_normalize(np.stack([np.asarray(v, dtype=np.float32).ravel() for v in centroids.values()]))
+    e = l2_normalize(np.stack([np.asarray(v, dtype=np.float32).ravel() for v in enrollments.values()]))
+    if c.shape[1] != e.shape[1]:
+        raise ValueError(f"centroids have {c.shape[1]} dimensions but enrollments have {e.shape[1]}: "
+                         f"they come from different embedding backends")
+    return c @ e.T
+
+
+def identify(centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray],
+             threshold: float = DEFAULT_THRESHOLD, normalization: str = "none",
+             cohort: np.ndarray | None = None) -> dict[str, str | None]:
+    """The enrollment name given to each cluster label, or None where no voice matches.
+
+    One-to-one: no two clusters get the same name (Hungarian assignment on the scores). A cluster
+    whose partner scores below ``threshold``, or that has no partner because there are more
+    clusters than enrollments, stays None. ``normalization``: ``none`` scores by cosine
+    similarity; ``snorm`` by s-normalised scores against ``cohort`` (default: the bundled
+    impostor set when its dimension matches, plus the other enrollments;
+    :mod:`speechkit.stages.cohort`), on which ``threshold`` is in standard deviations.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    if normalization not in NORMALIZATIONS:
+        raise ValueError(f"normalization must be one of {', '.join(NORMALIZATIONS)}, got {normalization!r}")
+    labels, names = list(centroids), list(enrollments)
+    out: dict[str, str | None] = dict.fromkeys(labels)
+    if not labels or not names:
+        return out
+    if normalization == "snorm":
+        scores = normalized_scores(centroids, enrollments, cohort_for(enrollments) if cohort is None else cohort)
+    else:
+        scores = cosine_scores(centroids, enrollments)
+    rows, cols = linear_sum_assignment(scores, maximize=True)
+    for r, c in zip(rows, cols):
+        if scores[r, c] >= threshold:
+            out[labels[r]] = names[c]
+    return out
+
+
+def enroll(embedder: Embedder, clips: dict[str, list[np.ndarray]],
+           sample_rate: int = SAMPLE_RATE) -> dict[str, np.ndarray]:
+    """One voice print per name from that person's clips (mono arrays at ``sample_rate``).
+
+    The clips of a person are joined into one utterance and embedded once, so that short clips
+    (a second or less, common when enrolling from meeting turns) pool their frames instead of
+    each giving a poor embedding of its own; for long clips this equals, up to the embedder's
+    own windowing, the duration-weighted mean of their normalised embeddings.
+    """
+    out = {}
+    for name, wavs in clips.items():
+        wavs = [np.asarray(w, dtype=np.float32).ravel() for w in wavs]
+        if not any(len(w) for w in wavs):
+            raise ValueError(f"no enrollment audio for {name!r}")
+        out[name] = embedder.embed(np.concatenate(wavs), sample_rate=sample_rate)
+    return out
+
+
+@dataclass(frozen=True)
+class IdentifyOptions(StageOptions):
+    """Options of the identification stage.
+
+    ``normalization``: how a cluster centroid is scored against a person's enrollment:
+    ``snorm`` (default; s-normalised against a cohort of impostor voices, so that one threshold
+    holds across rooms and voices, see :mod:`speechkit.stages.cohort`) or ``none`` (cosine).
+    ``threshold``: least score for the cluster to get that person's name (None: 0.5 standard
+    deviations with ``snorm``, the embedder's ``match_threshold`` with ``none``).
+    ``prior_threshold``: least cosine similarity of a centroid and a voice of an earlier meeting
+    (L2 and up) for the cluster to get that voice's name (None: the embedder's ``match_threshold``).
+    ``prior_margin``: an earlier meeting's voice names a cluster only when their similarity beats
+    the cluster's similarity to every other earlier voice by at least this much, so that a voice
+    between two known ones takes neither name (L2 speaker memory); the pairing is one-to-one, so
+    two clusters never take the same earlier voice.
+    """
+
+    normalization: str = "snorm"
+    threshold: float | None = None
+    prior_threshold: float | None = None
+    prior_margin: float = 0.05
+
+    def __post_init__(self) -> None:
+        if self.normalization not in NORMALIZATIONS:
+            raise ValueError(f"normalization must be one of {', '.join(NORMALIZATIONS)}, got {self.normalization!r}")
+        if not 0.0 <= self.prior_margin <= 2.0:
+            raise ValueError(f"prior_margin must be in [0, 2], got {self.prior_margin}")
+
+
+class CosineIdentifier:
+    """The ``cosine`` backend: :func:`identify` with the options' thresholds, for an embedder."""
+
+    Options = IdentifyOptions
+
+    def __init__(self, options: IdentifyOptions | None = None, device: str = "auto", *,
+                 embedder: Embedder) -> None:
+        self.options = options or IdentifyOptions()
+        self.embedder = embedder
+        default = SNORM_THRESHOLD if self.options.normalization == "snorm" else float(embedder.match_threshold)
+        self.threshold = self.options.threshold if self.options.threshold is not None else default
+        self.prior_threshold = (self.options.prior_threshold if self.options.prior_threshold is not None
+                                else float(embedder.match_threshold))
+
+    def name(self, centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray],
+             prior: dict[str, np.ndarray] | None) -> dict[str, str | None]:
+        """Label -> name: enrolled persons first, then (``prior`` not None) earlier voices, then
+        new ``Speaker N`` labels."""
+        names: dict[str, str | None] = dict.fromkeys(centroids)
+        if enrollments:
+            normalization, threshold = self.options.normalization, self.threshold
+            if normalization == "snorm" and cohort_for(enrollments) is None and len(enrollments) < 3:
+                log.warning("no impostor cohort for %d-dimensional %s embeddings and too few enrollments "
+                            "to be their own cohort: scoring by cosine at the embedder's match_threshold",
+                            self.embedder.dim, self.embedder.name)
+                normalization, threshold = "none", float(self.embedder.match_threshold)
+            names.update(identify(centroids, enrollments, threshold=threshold, normalization=normalization))
+        if prior is None:
+            return names
+        taken = {n for n in names.values() if n}
+        pending = {k: v for k, v in centroids.items() if names[k] is None}
+        known = {k: v for k, v in prior.items() if k not in taken}
+        if pending and known:
+            scores = cosine_scores(pending, known)
+            rows, cols = list(pending), list(known)
+            for label, name in identify(pending, known, threshold=self.prior_threshold).items():
+                if name and _margin(scores, rows.index(label), cols.index(name)) >= self.options.prior_margin:
+                    names[label] = name
+        used = set(names.values()) | set(prior)
+        number = 1
+        for label in sorted(centroids):
+            if names[label] is None:
+                while f"Speaker {number}" in used:
+                    number += 1
+                names[label] = f"Speaker {number}"
+                used.add(names[label])
+        return names
+
+
+def _margin(scores: np.ndarray, row: int, col: int) -> float:
+    """How far ``scores[row, col]`` is above the best other entry of its row (infinite when
+    there is none)."""
+    rivals = np.delete(scores[row], col)
+    return float(scores[row, col] - rivals.max()) if rivals.size else float("inf")
+
+
+def build(spec: StageSpec, device: str = "auto", *, diarize: Any) -> IdentifyStage:
+    """The identification stage for a recipe's ``stages.identify``; ``diarize`` is the
+    diarization stage, whose embedder embeds the enrollments (one space for both)."""
+    return IdentifyStage(spec, device, diarize)
+
+
+class IdentifyStage(Stage[dict[str, "str | None"]]):
+    """Diarization label -> name (None: unnamed) for one meeting (see the module docstring)."""
+
+    name = "identify"
+
+    def __init__(self, spec: StageSpec, device: str, diarize: Any) -> None:
+        self.spec = spec
+        self.device = device
+        self.diarize = diarize
+        self._identifier: CosineIdentifier | None = None
+
+    @property
+    def identifier(self) -> CosineIdentifier:
+        if self._identifier is None:
+            embedder = self.diarize.embedder
+            if embedder is None:
+                raise ValueError(f"the {self.diarize.spec.backend} diarization backend gives no "
+                                 f"embedder to identify speakers with")
+            self._identifier = backend_class("identify", self.spec.backend)(
+                self.spec.options, device=self.device, embedder=embedder)
+        return self._identifier
+
+    def run(self, record: MeetingRecord) -> dict[str, str | None]:
+        centroids = record.result("diarize").centroids
+        context = record.context
+        if not context.enrollments and not context.stable_labels:
+            return dict.fromkeys(centroids)
+        enrollments = self.enrollment_vectors(record) if context.enrollments else {}
+        prior = context.prior_speakers if context.stable_labels else None
+        return self.identifier.name(centroids, enrollments, prior)
+
+    def enrollment_vectors(self, record: MeetingRecord) -> dict[str, np.ndarray]:
+        """One voice print per enrolled person (:func:`enroll`: the clips embedded jointly),
+        cached under the clips' content and the embedder's identity."""
+        out = {}
+        for name, clips in record.context.enrollments.items():
+            key = digest([file_digest(c) for c in clips], self.diarize.embedder_identity(), "joint")
+            vector = record.cache.get_or_compute("enroll", key, lambda clips=clips: enroll(
+                self.identifier.embedder, {"_": [load_audio(c) for c in clips]})["_"].tolist())
+            out[name] = np.asarray(vector, dtype=np.float32)
+        return out

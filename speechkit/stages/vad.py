@@ -1,0 +1,313 @@
+"""Voice activity detection: speech regions (seconds) of a 16 kHz mono signal.
+
+Every backend computes a speech probability per frame; one shared post-processing turns the
+probabilities into regions with the options of :class:`VadOptions` (hysteresis threshold,
+padding, merging of short pauses, dropping of short blips), so backends differ only in their
+model. Backends (``BACKENDS``; :func:`make_vad` builds one from keyword options):
+
+- ``silero`` (default): Silero VAD v5, whose weights ship in the ``silero-vad`` package
+  (TorchScript, or ONNX with ``onnx=True``); 32 ms frames evaluated in one streaming pass.
+- ``speechbrain``: the CRDNN VAD ``speechbrain/vad-crdnn-libriparty`` (10 ms frames).
+- ``pyannote``: speech = any speaker active in ``pyannote/segmentation-3.0``.
+
+The stage (:class:`VadStage`) streams a recording in ``chunk_s`` chunks (the backend's state
+restarts at each chunk), measures the recording's level on the way, and turns the frame
+probabilities of the whole recording into regions once, so a region may span chunks.
+
+Models are resolved through :mod:`speechkit.registry` (registry name or a folder); a model that
+is not on the machine raises :class:`~speechkit.errors.ModelNotAvailableError` saying how to
+get it.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from speechkit import registry
+from speechkit.cache import digest
+from speechkit.devices import resolve_device
+from speechkit.stages import BackendStage, StageSpec, make_backend, model_identity
+from speechkit.stages.audio import SAMPLE_RATE, iter_audio_chunks
+from speechkit.stages.options import StageOptions
+from speechkit.stages.record import MeetingRecord
+
+log = logging.getLogger(__name__)
+
+BACKENDS = {
+    "silero": "speechkit.stages.vad:SileroVad",
+    "speechbrain": "speechkit.stages.vad:SpeechBrainVad",
+    "pyannote": "speechkit.stages.vad:PyannoteVad",
+}
+DEFAULT_BACKEND = "silero"
+
+
+@dataclass(frozen=True)
+class VadOptions(StageOptions):
+    """How frame probabilities become speech regions (options every VAD backend has).
+
+    ``threshold``: a region starts at a frame with probability >= threshold and ends at the
+    first frame below ``threshold - hysteresis``. ``pad_s``: seconds added on each side of a
+    region. ``min_silence_s``: after padding, regions separated by less than this are merged.
+    ``min_speech_s``: shorter regions are then dropped. ``chunk_s``: seconds of audio the stage
+    reads and scores at a time (a whole number of Silero's 32 ms frames keeps chunks aligned).
+    """
+
+    threshold: float = 0.5
+    hysteresis: float = 0.15
+    min_speech_s: float = 0.25
+    min_silence_s: float = 1.0
+    pad_s: float = 0.2
+    chunk_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.threshold <= 1.0:
+            raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
+        if not 0.0 <= self.hysteresis < 1.0:
+            raise ValueError(f"hysteresis must be in [0, 1), got {self.hysteresis}")
+        if min(self.min_speech_s, self.min_silence_s, self.pad_s) < 0 or self.chunk_s < 1.0:
+            raise ValueError("durations must be >= 0 and chunk_s >= 1")
+
+
+@dataclass(frozen=True)
+class SileroOptions(VadOptions):
+    """Silero: ``model`` (registry name or folder); ``onnx`` runs the ONNX export (None: ONNX on
+    the CPU, TorchScript on a GPU)."""
+
+    model: str = "silero-vad"
+    onnx: bool | None = None
+
+
+@dataclass(frozen=True)
+class SpeechBrainVadOptions(VadOptions):
+    """SpeechBrain CRDNN: ``model`` (registry name or folder with ``hyperparams.yaml``)."""
+
+    model: str = "speechbrain-vad-crdnn"
+
+
+@dataclass(frozen=True)
+class PyannoteVadOptions(VadOptions):
+    """pyannote segmentation: ``model`` (registry name or folder), ``batch_size`` (windows per batch)."""
+
+    model: str = "pyannote-segmentation-3.0"
+    batch_size: int = 32
+
+
+@dataclass
+class Speech:
+    """The VAD stage's result: speech regions (seconds) and the recording's level in dBFS
+    (``10 * log10(mean(samples ** 2))``; None for a silent recording)."""
+
+    regions: list[tuple[float, float]]
+    level_dbfs: float | None = None
+
+
+class Vad(Protocol):
+    """What every VAD backend provides."""
+
+    options: VadOptions
+
+    def probabilities(self, audio: np.ndarray) -> tuple[np.ndarray, float]:
+        """Speech probability per frame of 16 kHz ``audio``, and the frame step in seconds."""
+        ...
+
+    def __call__(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> list[tuple[float, float]]:
+        """Speech regions (start, end) in seconds."""
+        ...
+
+
+class _FrameVad:
+    """Shared ``__call__``: input checks, resampling, probabilities -> regions."""
+
+    options: VadOptions
+
+    def probabilities(self, audio: np.ndarray) -> tuple[np.ndarray, float]:
+        raise NotImplementedError
+
+    def __call__(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> list[tuple[float, float]]:
+        audio = np.asarray(audio, dtype=np.float32)
+        if audio.ndim != 1:
+            raise ValueError(f"expected mono audio (1-D), got shape {audio.shape}")
+        if sample_rate != SAMPLE_RATE:
+            import soxr
+            audio = soxr.resample(audio, sample_rate, SAMPLE_RATE).astype(np.float32)
+        if len(audio) < SAMPLE_RATE // 100:
+            return []
+        probs, step = self.probabilities(audio)
+        return regions_from_probabilities(probs, step, self.options, len(audio) / SAMPLE_RATE)
+
+
+def regions_from_probabilities(probs: np.ndarray, step: float, options: VadOptions,
+                               duration: float) -> list[tuple[float, float]]:
+    """Speech regions from per-frame probabilities (frame i starts at ``i * step`` seconds)."""
+    off = max(options.threshold - options.hysteresis, 0.01)
+    raw: list[tuple[float, float]] = []
+    start = None
+    for i, p in enumerate(np.asarray(probs, dtype=float)):
+        if start is None and p >= options.threshold:
+            start = i
+        elif start is not None and p < off:
+            raw.append((start * step, i * step))
+            start = None
+    if start is not None:
+        raw.append((start * step, duration))
+    regions: list[tuple[float, float]] = []
+    for s, e in raw:
+        s, e = max(0.0, s - options.pad_s), min(duration, e + options.pad_s)
+        if regions and s - regions[-1][1] < options.min_silence_s:
+            regions[-1] = (regions[-1][0], e)
+        else:
+            regions.append((s, e))
+    return [(round(s, 3), round(e, 3)) for s, e in regions if e - s >= options.min_speech_s]
+
+
+class SileroVad(_FrameVad):
+    """Silero VAD (weights from the ``silero-vad`` package via the registry).
+
+    ``onnx``: run the ONNX export with onnxruntime (one thread) instead of TorchScript; the
+    default (None) uses ONNX on the CPU and TorchScript on a GPU. The model steps through the
+    signal 32 ms at a time, and on the CPU one thread is much faster than several (TorchScript
+    is run with one torch thread, restored afterwards).
+    """
+
+    Options = SileroOptions
+
+    def __init__(self, options: SileroOptions, device: str = "auto") -> None:
+        import torch
+        self.options = options
+        self.device = resolve_device(device)
+        self.onnx = self.device == "cpu" if options.onnx is None else options.onnx
+        folder = registry.resolve(options.model)
+        threads = torch.get_num_threads()
+        try:
+            from silero_vad.utils_vad import OnnxWrapper, init_jit_model
+        finally:
+            torch.set_num_threads(threads)  # importing silero_vad sets it to 1 for the process
+        if self.onnx:
+            self.model = OnnxWrapper(str(folder / "silero_vad.onnx"), force_onnx_cpu=True)
+        else:
+            self.model = init_jit_model(str(folder / "silero_vad.jit"), device=torch.device(self.device))
+
+    def probabilities(self, audio: np.ndarray) -> tuple[np.ndarray, float]:
+        import torch
+        tensor = torch.from_numpy(audio)
+        threads = torch.get_num_threads()
+        if not self.onnx:
+            tensor = tensor.to(self.device)
+            torch.set_num_threads(1)
+        try:
+            with torch.inference_mode():
+                probs = self.model.audio_forward(tensor, SAMPLE_RATE)
+        finally:
+            torch.set_num_threads(threads)
+        return probs[0].float().cpu().numpy(), 512 / SAMPLE_RATE
+
+
+class SpeechBrainVad(_FrameVad):
+    """SpeechBrain CRDNN VAD; the model folder holds ``hyperparams.yaml`` and its checkpoint."""
+
+    #: audio is scored in pieces of this many seconds, batched per 30 s of signal
+    piece_s = 10.0
+
+    Options = SpeechBrainVadOptions
+
+    def __init__(self, options: SpeechBrainVadOptions, device: str = "auto") -> None:
+        from speechbrain.inference.VAD import VAD
+        self.options = options
+        self.device = resolve_device(device)
+        folder = registry.resolve(options.model)
+        self.model = VAD.from_hparams(source=str(folder), run_opts={"device": self.device})
+
+    def probabilities(self, audio: np.ndarray) -> tuple[np.ndarray, float]:
+        import torch
+        step = float(self.model.time_resolution)
+        piece = int(self.piece_s * SAMPLE_RATE)
+        frames_per_piece = round(self.piece_s / step)
+        out = []
+        for begin in range(0, len(audio), 3 * piece):
+            block = audio[begin:begin + 3 * piece]
+            block = np.pad(block, (0, -len(block) % piece)).reshape(-1, piece)
+            with torch.inference_mode():
+                probs = self.model.get_speech_prob_chunk(torch.from_numpy(block))
+            out.append(probs[:, :frames_per_piece, 0].reshape(-1).float().cpu().numpy())
+        probs = np.concatenate(out)[:int(len(audio) / SAMPLE_RATE / step)]
+        return probs, step
+
+
+class PyannoteVad(_FrameVad):
+    """Speech = any speaker active in a pyannote segmentation model (sliding-window inference)."""
+
+    Options = PyannoteVadOptions
+
+    def __init__(self, options: PyannoteVadOptions, device: str = "auto") -> None:
+        import torch
+        from pyannote.audio import Inference, Model
+        self.options = options
+        self.device = resolve_device(device)
+        segmentation = Model.from_pretrained(registry.resolve(options.model))
+        self.inference = Inference(segmentation, batch_size=options.batch_size, device=torch.device(self.device),
+                                   pre_aggregation_hook=lambda scores: np.max(scores, axis=-1, keepdims=True))
+
+    def probabilities(self, audio: np.ndarray) -> tuple[np.ndarray, float]:
+        import torch
+        scores = self.inference({"waveform": torch.from_numpy(audio)[None], "sample_rate": SAMPLE_RATE})
+        return np.nan_to_num(scores.data[:, 0]), float(scores.sliding_window.step)
+
+
+def make_vad(backend: str = DEFAULT_BACKEND, device: str = "auto", **options: Any) -> Vad:
+    """The VAD backend named ``backend`` with recipe-style keyword options (validated)."""
+    return make_backend("vad", backend, device, **options)
+
+
+def build(spec: StageSpec, device: str = "auto") -> VadStage:
+    """The VAD stage for a recipe's ``stages.vad``."""
+    return VadStage(spec, device)
+
+
+class VadStage(BackendStage[Speech]):
+    """Speech regions of a recording, read in ``chunk_s`` chunks (see the module docstring)."""
+
+    name = "vad"
+
+    def cache_key(self, record: MeetingRecord) -> str:
+        # The tag keeps entries of an older format from being read back.
+        return digest(record.audio_key, self.spec.as_dict(), model_identity(self.spec.options),
+                      "regions+level")
+
+    def run(self, record: MeetingRecord) -> Speech:
+        options = self.spec.options
+        probs: list[np.ndarray] = []
+        offsets: list[float] = []
+        step, samples, energy = 0.0, 0, 0.0
+        chunks = iter_audio_chunks(record.audio, options.chunk_s, SAMPLE_RATE, record.channel)
+        for chunk in record.timed_iter("audio", chunks):
+            if len(chunk) >= SAMPLE_RATE // 100:
+                p, step = self.backend.probabilities(chunk)
+                probs.append(np.asarray(p, dtype=np.float32))
+                offsets.append(samples / SAMPLE_RATE)
+            samples += len(chunk)
+            energy += float(np.dot(chunk.astype(np.float64), chunk))
+        level = 10 * float(np.log10(energy / samples)) if energy > 0 else None
+        if not probs:
+            return Speech([], level)
+        duration = samples / SAMPLE_RATE
+        frames = _on_grid(probs, offsets, step, duration)
+        return Speech(regions_from_probabilities(frames, step, options, duration), level)
+
+    def encode(self, result: Speech) -> dict:
+        return {"regions": [list(r) for r in result.regions], "level_dbfs": result.level_dbfs}
+
+    def decode(self, data: dict) -> Speech:
+        return Speech([(float(s), float(e)) for s, e in data["regions"]], data["level_dbfs"])
+
+
+def _on_grid(probs: list[np.ndarray], offsets: list[float], step: float, duration: float) -> np.ndarray:
+    """Per-chunk frame probabilities as one sequence of frames every ``step`` seconds from 0."""
+    lengths = np.array([len(p) for p in probs])
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    grid = np.arange(int(np.ceil(duration / step - 1e-9))) * step
+    which = np.searchsorted(np.asarray(offsets), grid + 1e-9, side="right") - 1
+    local = np.minimum(((grid - np.asarray(offsets)[which]) / step + 1e-6).astype(int), lengths[which] - 1)
+    return np.concatenate(probs)[starts[which] + local]

@@ -1,0 +1,72 @@
+"""Helpers of the hostile-input tests (test_reliability_paths, test_reliability_scores, test_cli_catalogue):
+a tiny valid workspace with a perfect run folder, manifest variants, and snapshots of a folder tree."""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import wave
+from pathlib import Path
+
+import yaml
+
+from speechkit.io import write_seglst
+from speechkit.transcript import Segment, Transcript, Word
+
+
+def seg(speaker: str, start: float, text: str, name: str | None = None, step: float = 0.5) -> Segment:
+    words = [Word(w, start + i * step, start + (i + 1) * step) for i, w in enumerate(text.split())]
+    return Segment.from_words(words, speaker=speaker, speaker_name=name)
+
+
+PEOPLE = [{"id": "p1", "name": "Robert Smith", "nicknames": ["Bob"]}, {"id": "p2", "name": "Alice Jones"}]
+REFERENCES = {
+    "m1": [seg("p1", 0.0, "our p ninety nine latency rose twelve percent", "Robert Smith"),
+           seg("p2", 5.0, "we should move pacs.008 to kubernetes", "Alice Jones")],
+    "m2": [seg("p1", 0.0, "kubernetes costs went up twelve percent", "Robert Smith"),
+           seg("p2", 3.5, "thanks bob", "Alice Jones")],
+}
+
+
+def manifest(**overrides) -> dict:
+    """The manifest of :func:`make_workspace`; ``overrides`` replace top-level keys."""
+    data = {
+        "format": "speechkit-workspace/1", "name": "tiny", "people": PEOPLE,
+        "terms": {"numbers": ["12%", "P99"], "jargon": ["pacs.008", "Kubernetes"]},
+        "meetings": [{"id": "m1", "date": "2026-03-02", "audio": "audio.wav", "reference": "m1.ref.json"},
+                     {"id": "m2", "date": "2026-03-04", "audio": "audio.wav", "reference": "m2.ref.json"}],
+    }
+    data.update(overrides)
+    return data
+
+
+def write_manifest_text(ws: Path, text: str) -> Path:
+    (ws / "workspace.yaml").write_text(text, encoding="utf-8")
+    return ws
+
+
+def make_workspace(root: Path, **overrides) -> tuple[Path, Path]:
+    """A tiny valid workspace ``root/ws`` (two meetings, SegLST references) and a run folder
+    ``root/run`` holding a perfect hypothesis per meeting (the references themselves)."""
+    ws, run = root / "ws", root / "run"
+    ws.mkdir(parents=True, exist_ok=True)
+    with wave.open(str(ws / "audio.wav"), "wb") as w:
+        w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
+        w.writeframes(b"\0\0" * 16000)
+    for mid, segs in REFERENCES.items():
+        write_seglst(ws / f"{mid}.ref.json", [Transcript(mid, segs)])
+        write_seglst(run / f"{mid}.json", [Transcript(mid, segs)])
+    write_manifest_text(ws, yaml.safe_dump(manifest(**overrides), sort_keys=False))
+    return ws, run
+
+
+def snapshot(root: Path) -> dict[str, tuple]:
+    """Every entry under ``root`` (links not followed): its type, permission bits and content hash."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            st = os.lstat(path)
+            digest = hashlib.sha256(path.read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else None
+            out[path.relative_to(root).as_posix()] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), digest)
+    return out

@@ -1,0 +1,395 @@
+"""Every subcommand against a catalogue of bad arguments and inputs (issue 15, and the first round's).
+
+Each case must end with exit code 1 or 2, exactly one `error:` line on stderr (argparse adds its
+usage lines before it), no traceback, and no file created, changed or removed anywhere in the
+temporary tree (a snapshot before and after; the command runs from a folder four levels down so
+that an id like ``../../../x`` would land inside the snapshot). Cases call ``speechkit.cli.main``
+in-process; one runs the installed ``speechkit`` script to prove the real exit path.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+import yaml
+
+from reliability_helpers import make_workspace, manifest, snapshot, write_manifest_text
+from speechkit.cli import build_parser, main
+from speechkit.io.lock import run_folder_lock
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / ".." / "shared" / "realdata" / "pyannote-sample"
+
+
+@dataclass
+class Env:
+    """The temporary tree of one case: a valid workspace and run folder, and places to go wrong."""
+
+    root: Path
+    work: Path  # the current folder of the command
+    ws: Path
+    run: Path
+    afile: Path  # an existing regular file
+    unwritable: Path  # a folder this process cannot create files in
+    extra: dict = field(default_factory=dict)
+
+    def variant(self, folder: str, text: str | None = None, **overrides) -> Path:
+        """A copy of the workspace with another manifest (``text``, or ``overrides`` of its keys)."""
+        ws = self.root / folder
+        shutil.copytree(self.ws, ws)
+        write_manifest_text(ws, text if text is not None else yaml.safe_dump(manifest(**overrides), sort_keys=False))
+        return ws
+
+    def file(self, name: str, data: bytes | str) -> Path:
+        path = self.root / name
+        path.write_bytes(data if isinstance(data, bytes) else data.encode())
+        return path
+
+
+@dataclass
+class Case:
+    id: str
+    argv: Callable[[Env], list]
+    expect: str | None = None  # a substring of the error line
+    marks: tuple = ()
+
+
+def _meetings(**first) -> list[dict]:
+    meetings = manifest()["meetings"]
+    meetings[0] = {**meetings[0], **first}
+    return meetings
+
+
+def _bomb() -> str:
+    lines = ["format: speechkit-workspace/1", "name: bomb", "people: [{id: p1, name: A}]", "metadata:",
+             '  x0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"  x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    return "\n".join(lines + ["terms: {jargon: *a9}", ""])
+
+
+def _recipe(env: Env, name: str, body: str) -> Path:
+    return env.file(name, body)
+
+
+def _pair(env: Env, *extra: str) -> list[str]:
+    return ["score", "--ref", str(env.ws / "m1.ref.json"), "--hyp", str(env.run / "m1.json"), *extra]
+
+
+def _workspace(env: Env, ws: Path | None = None, *extra: str) -> list[str]:
+    return ["score", "--workspace", str(ws or env.ws), "--run", str(env.run), *extra]
+
+
+def _transcribe(env: Env, *extra: str, audio: Path | None = None) -> list[str]:
+    return ["transcribe", str(audio or SAMPLE / "sample.wav"), "--out", str(env.root / "t-out"), *extra]
+
+
+def _run(env: Env, ws: Path | None = None, *extra: str) -> list[str]:
+    return ["run", "l1", "--workspace", str(ws or env.ws), "--out", str(env.root / "r-out"), *extra]
+
+
+def _lock_held(env: Env) -> list[str]:
+    out = env.root / "busy"
+    env.extra["lock"] = run_folder_lock(out)
+    env.extra["lock"].__enter__()
+    return ["run", "l1", "--workspace", str(env.ws), "--out", str(out)]
+
+
+def _fifo(env: Env, name: str = "fifo") -> Path:
+    os.mkfifo(env.root / name)
+    return env.root / name
+
+
+def _symlink(env: Env) -> Path:
+    os.symlink(env.afile, env.root / "link.json")
+    return env.root / "link.json"
+
+
+def _dangling(env: Env) -> Path:
+    os.symlink(env.root / "nowhere.json", env.root / "dangling.json")
+    return env.root / "dangling.json"
+
+
+def _ref_is_a_folder(env: Env) -> list[str]:
+    (env.root / "x.stm").mkdir()
+    return ["score", "--ref", str(env.root / "x.stm"), "--hyp", str(env.run / "m1.json")]
+
+
+def _hypothesis_missing(env: Env) -> list[str]:
+    (env.run / "m2.json").unlink()
+    return _workspace(env)
+
+
+def _two_sessions(env: Env) -> list[str]:
+    (env.run / "m1.json").write_text(
+        '[{"session_id": "a", "speaker": "x", "start_time": 0, "end_time": 1, "words": "hi"},'
+        ' {"session_id": "b", "speaker": "x", "start_time": 0, "end_time": 1, "words": "hi"}]')
+    return _workspace(env)
+
+
+def _not_utf8(env: Env) -> list[str]:
+    ws = env.variant("v", "")
+    (ws / "workspace.yaml").write_bytes(b"\xff\xfe\x00name")
+    return _workspace(env, ws)
+
+
+def _transcribe_into_a_symlink(env: Env) -> list[str]:
+    os.symlink(env.afile, env.root / "sample.stm")
+    return ["transcribe", str(SAMPLE / "sample.wav"), "--out", str(env.root)]
+
+
+def _scored(env: Env) -> str:
+    """The run folder, with the scores.json that `compare` reads."""
+    from speechkit.scoring import ScoreOptions, score_workspace
+
+    score_workspace(env.ws, env.run, ScoreOptions(resamples=0), out=env.run / "scores.json")
+    return str(env.run)
+
+
+def _term(written: str) -> Callable[[Env], list[str]]:
+    return lambda e: _workspace(e, e.variant("v", yaml.safe_dump(manifest(), sort_keys=False)
+                                             .replace("- 12%", f"- {written}")))
+
+
+API_KEY_RECIPE = ("name: k\nlevel: 1\napi_key: sk-0123456789abcdef\nstages: {vad: {backend: silero}, "
+                  "asr: {backend: whisper, model: tiny.en}, diarize: {}, identify: {}}\n")
+API_KEY_STAGE = ("name: k\nlevel: 1\nstages: {vad: {backend: silero}, asr: {backend: whisper, model: tiny.en}, "
+                 "diarize: {}, identify: {}, correct: {backend: llm, api_key: sk-0123456789abcdef}}\n")
+ISSUE_11 = pytest.mark.xfail(strict=False, reason="recipe validation: issue 11")
+
+CASES = [
+    # score: outputs (items 3, 12)
+    Case("score-out-folder", lambda e: _workspace(e, None, "--out", str(e.root)), "is a folder"),
+    Case("score-out-unwritable", lambda e: _workspace(e, None, "--out", str(e.unwritable / "s.json")),
+         "cannot write"),
+    Case("score-out-proc", lambda e: _pair(e, "--out", "/proc/self/status"), "cannot write"),
+    Case("score-out-under-a-file", lambda e: _pair(e, "--out", str(e.afile / "s.json")), "not a folder"),
+    Case("score-out-fifo", lambda e: _pair(e, "--out", str(_fifo(e))), "is a FIFO"),
+    Case("score-out-symlink", lambda e: _pair(e, "--out", str(_symlink(e))), "is a symbolic link"),
+    Case("score-out-dangling-symlink", lambda e: _pair(e, "--out", str(_dangling(e))), "is a symbolic link"),
+    Case("score-out-is-the-reference", lambda e: _pair(e, "--out", str(e.ws / "m1.ref.json")), "the reference"),
+    Case("score-out-is-the-hypothesis", lambda e: _pair(e, "--out", str(e.run / "m1.json")), "the hypothesis"),
+    Case("score-out-is-a-run-hypothesis", lambda e: _workspace(e, None, "--out", str(e.run / "m2.json")),
+         "the hypothesis of meeting m2"),
+    Case("score-out-is-the-manifest", lambda e: _workspace(e, None, "--out", str(e.ws / "workspace.yaml")),
+         "the workspace manifest"),
+    # score: options (item 10)
+    Case("score-resamples-huge", lambda e: _pair(e, "--resamples", "1000000000"), "--resamples"),
+    Case("score-resamples-1e23", lambda e: _pair(e, "--resamples", "1e23"), "--resamples"),
+    Case("score-resamples-negative", lambda e: _pair(e, "--resamples=-1"), "--resamples"),
+    Case("score-seed-negative", lambda e: _pair(e, "--seed=-1"), "--seed"),
+    Case("score-seed-huge", lambda e: _pair(e, "--seed", "9" * 30), "--seed"),
+    Case("score-collar-nan", lambda e: _pair(e, "--collar", "nan"), "--collar"),
+    Case("score-collar-negative", lambda e: _pair(e, "--collar=-1"), "--collar"),
+    Case("score-tcp-collar-inf", lambda e: _pair(e, "--tcp-collar", "inf"), "--tcp-collar"),
+    # score: modes and files (first round)
+    Case("score-no-mode", lambda e: ["score"], "either --workspace and --run"),
+    Case("score-both-modes", lambda e: [*_pair(e), "--workspace", str(e.ws)], "either --workspace and --run"),
+    Case("score-ref-only", lambda e: ["score", "--ref", str(e.ws / "m1.ref.json")], "needs both --ref and --hyp"),
+    Case("score-session-in-workspace-mode", lambda e: _workspace(e, None, "--session", "m1"), "--session"),
+    Case("score-ref-missing", lambda e: ["score", "--ref", str(e.root / "nope.stm"), "--hyp", str(e.run / "m1.json")],
+         "file not found"),
+    Case("score-ref-is-a-folder", _ref_is_a_folder, "directory"),
+    Case("score-ref-unknown-format", lambda e: ["score", "--ref", str(e.afile), "--hyp", str(e.run / "m1.json")],
+         "unknown transcript format"),
+    Case("score-ref-garbage-stm", lambda e: ["score", "--ref", str(e.file("g.stm", os.urandom(300))), "--hyp",
+                                             str(e.run / "m1.json")], "g.stm"),
+    Case("score-hyp-invalid-json", lambda e: ["score", "--ref", str(e.ws / "m1.ref.json"), "--hyp",
+                                              str(e.file("bad.json", "[{"))], "invalid JSON"),
+    Case("score-hyp-is-a-fifo", lambda e: ["score", "--ref", str(e.ws / "m1.ref.json"), "--hyp",
+                                           str(_fifo(e, "h.json"))], "not a regular file", (pytest.mark.timeout(60),)),
+    Case("score-ref-is-a-fifo-stm", lambda e: ["score", "--ref", str(_fifo(e, "r.stm")), "--hyp",
+                                               str(e.run / "m1.json")], "not a regular file",
+         (pytest.mark.timeout(60),)),
+    Case("score-rttm-with-a-space-in-the-id", lambda e: [
+        "score", "--ref", str(e.file("sp.rttm", "SPEAKER my meeting 1 0.0 1.5 <NA> <NA> p1 <NA> <NA>\n")),
+        "--hyp", str(e.run / "m1.json")], "hold a space"),
+    Case("score-stm-with-a-space-in-the-id", lambda e: [
+        "score", "--ref", str(e.file("sp.stm", "my meeting 1 p1 0.0 1.5 hello\n")),
+        "--hyp", str(e.run / "m1.json")], "hold a space"),
+    Case("score-session-missing", lambda e: _pair(e, "--session", "nope"), "no session 'nope'"),
+    Case("score-run-missing", lambda e: ["score", "--workspace", str(e.ws), "--run", str(e.root / "nope")],
+         "run folder not found"),
+    Case("score-hypothesis-missing", _hypothesis_missing, "no hypothesis for meeting 'm2'"),
+    Case("score-several-sessions-none-the-meetings", _two_sessions, "no session 'm1'"),
+    # manifests (items 1, 2, 8, 9, 11 and the first round)
+    Case("manifest-meeting-id-escapes", lambda e: _workspace(e, e.variant("v", meetings=_meetings(id="../../../x"))),
+         "not a safe identifier"),
+    Case("manifest-meeting-id-absolute", lambda e: _workspace(e, e.variant("v", meetings=_meetings(
+        id=str(e.root / "abs-escape")))), "not a safe identifier"),
+    Case("manifest-person-id-escapes", lambda e: _workspace(e, e.variant("v", people=[
+        {"id": "../p1", "name": "Robert Smith"}, {"id": "p2", "name": "Alice Jones"}])), "not a safe identifier"),
+    Case("manifest-name-escapes", lambda e: _workspace(e, e.variant("v", name="../../escaped")),
+         "name: '../../escaped' is not a safe identifier"),
+    Case("manifest-term-8:30", _term("8:30"), 'quote the term: "8:30"'),
+    Case("manifest-term-1.50", _term("1.50"), 'quote the term: "1.50"'),
+    Case("manifest-term-010", _term("010"), 'quote the term: "010"'),
+    Case("manifest-duplicate-key", lambda e: _workspace(e, e.variant("v", yaml.safe_dump(manifest(), sort_keys=False)
+                                                                     + "meetings: []\n")), "duplicate key 'meetings'"),
+    Case("manifest-mixed-time-zones", lambda e: _workspace(e, e.variant("v", meetings=_meetings(
+        date="2026-03-02T09:00+01:00"))), "time zone"),
+    Case("manifest-alias-bomb", lambda e: _workspace(e, e.variant("v", _bomb())), "alias bomb"),
+    Case("manifest-missing", lambda e: _workspace(e, e.root / "nowhere"), "workspace manifest not found"),
+    Case("manifest-invalid-yaml", lambda e: _workspace(e, e.variant("v", "name: [unclosed\n")), "invalid YAML"),
+    Case("manifest-not-utf8", _not_utf8, "not UTF-8"),
+    Case("manifest-path-leaves", lambda e: _workspace(e, e.variant("v", meetings=_meetings(audio="../../etc/passwd"))),
+         "leaves the workspace folder"),
+    Case("manifest-absolute-path", lambda e: _workspace(e, e.variant("v", meetings=_meetings(audio="/etc/passwd"))),
+         "absolute path"),
+    Case("manifest-duplicate-meeting", lambda e: _workspace(e, e.variant("v", meetings=_meetings(id="m2"))),
+         "duplicate id 'm2'"),
+    Case("manifest-unknown-attendee", lambda e: _workspace(e, e.variant("v", meetings=_meetings(attendees=["p9"]))),
+         "unknown person id 'p9'"),
+    Case("manifest-out-of-order", lambda e: _workspace(e, e.variant("v", meetings=_meetings(date="2026-03-09"))),
+         "calendar order"),
+    # transcribe (items 7, 12; first round's audio); all fail before any model runs
+    Case("transcribe-out-is-a-file", lambda e: ["transcribe", str(SAMPLE / "sample.wav"), "--out", str(e.afile)],
+         "exists and is not a folder"),
+    Case("transcribe-out-unwritable", lambda e: ["transcribe", str(SAMPLE / "sample.wav"), "--out",
+                                                 str(e.unwritable / "o")], "cannot write"),
+    Case("transcribe-out-proc", lambda e: ["transcribe", str(SAMPLE / "sample.wav"), "--out", "/proc/self/o"],
+         "cannot write"),
+    Case("transcribe-output-is-a-symlink", _transcribe_into_a_symlink, "is a symbolic link"),
+    Case("transcribe-speakers-0", lambda e: _transcribe(e, "--speakers", "0"), "--speakers"),
+    Case("transcribe-speakers-negative", lambda e: _transcribe(e, "--speakers=-2"), "--speakers"),
+    Case("transcribe-channel-negative", lambda e: _transcribe(e, "--channel=-1"), "--channel"),
+    Case("transcribe-device-bogus", lambda e: _transcribe(e, "--device", "tpu"), "--device"),
+    Case("transcribe-enroll-malformed", lambda e: _transcribe(e, "--enroll", "nobody"), "NAME=CLIP"),
+    Case("transcribe-enroll-missing", lambda e: _transcribe(e, "--enroll", f"Ann={e.root / 'nope.wav'}"),
+         "not found"),
+    Case("transcribe-recipe-missing", lambda e: _transcribe(e, "--recipe", str(e.root / "nope.yaml")),
+         "recipe not found"),
+    Case("transcribe-audio-missing", lambda e: _transcribe(e, audio=e.root / "nope.wav"), "file not found"),
+    Case("transcribe-audio-is-a-folder", lambda e: _transcribe(e, audio=e.ws), "cannot read"),
+    Case("transcribe-audio-empty", lambda e: _transcribe(e, audio=e.file("empty.wav", b"")), "empty file"),
+    Case("transcribe-audio-random-bytes", lambda e: _transcribe(e, audio=e.file("noise.wav", os.urandom(4000))),
+         "noise.wav"),
+    Case("transcribe-recipe-api-key", lambda e: _transcribe(e, "--recipe", str(_recipe(e, "k.yaml", API_KEY_RECIPE))),
+         "SPEECHKIT_LLM_API_KEY", (ISSUE_11,)),
+    Case("transcribe-recipe-stage-api-key", lambda e: _transcribe(
+        e, "--recipe", str(_recipe(e, "k.yaml", API_KEY_STAGE))), "SPEECHKIT_LLM_API_KEY"),
+    # run and recipe (items 1, 2, 12, 13)
+    Case("run-escaping-meeting-id", lambda e: _run(e, e.variant("v", meetings=_meetings(id="../../../x"))),
+         "not a safe identifier"),
+    Case("run-escaping-name-default-out", lambda e: ["run", "l1", "--workspace", str(e.variant(
+        "v", name="../../escaped"))], "not a safe identifier"),
+    Case("run-out-is-a-file", lambda e: ["run", "l1", "--workspace", str(e.ws), "--out", str(e.afile)],
+         "exists and is not a folder"),
+    Case("run-out-unwritable", lambda e: ["run", "l1", "--workspace", str(e.ws), "--out", str(e.unwritable / "r")],
+         "cannot write"),
+    Case("run-folder-locked", _lock_held, "another run is writing into this run folder"),
+    Case("run-recipe-missing", lambda e: ["run", str(e.root / "nope.yaml"), "--workspace", str(e.ws)],
+         "recipe not found"),
+    Case("run-workspace-missing", lambda e: _run(e, e.root / "nowhere"), "workspace manifest not found"),
+    Case("run-executor-bogus", lambda e: _run(e, None, "--executor", "slurm"), "--executor"),
+    Case("run-address-without-ray", lambda e: _run(e, None, "--address", "head:6379"), "--executor ray"),
+    Case("run-recipe-api-key", lambda e: ["run", str(_recipe(e, "k.yaml", API_KEY_STAGE)), "--workspace", str(e.ws),
+                                          "--out", str(e.root / "r-out")], "SPEECHKIT_LLM_API_KEY"),
+    Case("recipe-level-bogus", lambda e: ["recipe", "--level", "5", "--workspace", str(e.ws)], "--level"),
+    Case("recipe-workspace-missing", lambda e: ["recipe", "--workspace", str(e.root / "nowhere")],
+         "workspace manifest not found"),
+    Case("recipe-out-is-a-file", lambda e: ["recipe", "--level", "1", "--workspace", str(e.ws), "--out", str(e.afile)],
+         "exists and is not a folder"),
+    Case("recipe-term-8:30", lambda e: ["recipe", "--workspace", str(e.variant(
+        "v", yaml.safe_dump(manifest(), sort_keys=False).replace("- 12%", "- 8:30")))], "quote the term"),
+    # the other subcommands
+    Case("synth-meetings-0", lambda e: ["synth", "--out", str(e.root / "s"), "--meetings", "0"], "--meetings"),
+    Case("synth-people-1", lambda e: ["synth", "--out", str(e.root / "s"), "--people", "1"], "--people"),
+    Case("synth-seed-not-a-number", lambda e: ["synth", "--out", str(e.root / "s"), "--seed", "x"], "--seed"),
+    Case("synth-out-is-a-file", lambda e: ["synth", "--out", str(e.afile), "--meetings", "1", "--people", "2",
+                                           "--minutes", "0.05"], str("afile")),
+    Case("models-stage-bogus", lambda e: ["models", "list", "--stage", "bogus"], "--stage"),
+    Case("models-fetch-unknown", lambda e: ["models", "fetch", "no-such-model"], "no-such-model"),
+    Case("doctor-unknown-option", lambda e: ["doctor", "--bogus"], "unrecognized arguments"),
+    Case("import-folder-missing", lambda e: ["import", "folder", str(e.root / "nope"), "--out", str(e.root / "i")],
+         "not a folder"),
+    Case("import-lhotse-nothing", lambda e: ["import", "lhotse", "--out", str(e.root / "i")], "--recordings"),
+    Case("export-workspace-missing", lambda e: ["export", "lhotse", "--workspace", str(e.root / "nowhere"), "--out",
+                                                str(e.root / "x")], "workspace manifest not found"),
+    Case("export-out-is-a-file", lambda e: ["export", "lhotse", "--workspace", str(e.ws), "--out", str(e.afile)],
+         "not a folder"),
+    Case("compare-one-run", lambda e: ["compare", str(e.run)], "at least two runs"),
+    Case("compare-resamples-huge", lambda e: ["compare", str(e.run), str(e.run), "--resamples", "1000000000"],
+         "--resamples"),
+    Case("compare-seed-negative", lambda e: ["compare", str(e.run), str(e.run), "--seed=-1"], "--seed"),
+    Case("compare-run-missing", lambda e: ["compare", _scored(e), str(e.root / "nowhere")], "nowhere"),
+    Case("compare-out-is-a-file", lambda e: ["compare", _scored(e), str(e.run), "--out", str(e.afile)],
+         "not a folder"),
+    Case("unknown-command", lambda e: ["frobnicate"], "invalid choice"),
+]
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch) -> Env:
+    work = tmp_path / "a" / "b" / "c" / "work"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    ws, run = make_workspace(tmp_path)
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder\n")
+    if Path("/proc/self").is_dir():
+        unwritable = Path("/proc")  # not even root can create files there
+    else:
+        unwritable = tmp_path / "readonly"
+        unwritable.mkdir()
+        os.chmod(unwritable, 0o500)
+    return Env(tmp_path, work, ws, run, afile, unwritable)
+
+
+def _check(env: Env, argv: list[str], capsys, expect: str | None) -> None:
+    before = snapshot(env.root)
+    try:
+        try:
+            rc = main([str(a) for a in argv])
+        except SystemExit as exc:  # argparse
+            rc = exc.code
+        after = snapshot(env.root)
+    finally:
+        lock = env.extra.pop("lock", None)
+        if lock is not None:
+            lock.__exit__(None, None, None)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    assert rc in (1, 2), (rc, err)
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert len(errors) == 1, err
+    assert errors[0].startswith("speechkit"), err
+    if rc == 1:  # not argparse's usage: the error is all there is (warnings may precede it)
+        assert err.rstrip("\n").splitlines()[-1] == errors[0], err
+    if expect:
+        assert expect in errors[0], errors[0]
+    assert after == before
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=c.marks) for c in CASES])
+def test_bad_input_gives_one_error_line_and_writes_nothing(env, case, capsys):
+    _check(env, case.argv(env), capsys, case.expect)
+
+
+def test_every_subcommand_is_in_the_catalogue():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    covered = {c.id.split("-")[0] for c in CASES}
+    assert set(sub.choices) <= covered, set(sub.choices) - covered
+
+
+def test_the_installed_command_exits_1_with_one_error_line(env):
+    """The real exit path: the console script, its exit status and stderr."""
+    script = Path(sys.executable).parent / "speechkit"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "speechkit"]
+    before = snapshot(env.root)
+    done = subprocess.run([*command, "score", "--workspace", str(env.ws), "--run", str(env.run), "--out",
+                           str(env.root)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [f"speechkit score: error: {env.root}: is a folder; give a file path "
+                                                f"inside it"]
+    assert snapshot(env.root) == before
+    done = subprocess.run([*command, "score", "--ref", "x.stm", "--hyp", "y.stm", "--resamples", "1e23"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("speechkit score: error: argument --resamples")

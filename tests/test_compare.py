@@ -1,0 +1,117 @@
+"""Paired comparisons: the paired bootstrap, deltas read back from scores.json, `speechkit compare`."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from speechkit.cli import main
+from speechkit.compare import CompareError, compare, load_run, meeting_ratios, paired_deltas
+from speechkit.io.stm import read_stm
+from speechkit.io.seglst import write_seglst
+from speechkit.metrics.bootstrap import Ratio, bootstrap, micro, paired_bootstrap
+from speechkit.scoring import score_workspace
+from speechkit.transcript import Segment, Transcript
+
+
+def test_paired_bootstrap_resamples_both_systems_on_the_same_draw():
+    base = [Ratio(10, 100), Ratio(30, 100), Ratio(5, 50), Ratio(40, 120)]
+    other = [Ratio(8, 100), Ratio(27, 100), Ratio(4, 50), Ratio(37, 120)]  # better on every meeting
+    est = paired_bootstrap(base, other, resamples=1000, seed=0)
+    assert est.value == pytest.approx(micro(other).value - micro(base).value)
+    assert est.ci_low <= est.value <= est.ci_high < 0  # consistently better: the CI excludes 0
+    single = [bootstrap(x, 1000, 0) for x in (base, other)]
+    assert single[1].ci_high > single[0].ci_low  # while the separate CIs overlap
+    rng = np.random.default_rng(0)  # the same draws, by hand
+    idx = rng.integers(0, 4, size=(1000, 4))
+    diffs = [sum(other[i].num for i in d) / sum(other[i].den for i in d)
+             - sum(base[i].num for i in d) / sum(base[i].den for i in d) for d in idx]
+    assert (est.ci_low, est.ci_high) == pytest.approx(tuple(np.percentile(diffs, [2.5, 97.5])))
+    assert paired_bootstrap(base, base).as_dict() == {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0}
+    assert paired_bootstrap([Ratio(0, 0)], [Ratio(1, 2)]).value is None
+    with pytest.raises(ValueError):
+        paired_bootstrap(base, other[:3])
+
+
+def _run(ws: Path, out: Path, drop_every: int) -> Path:
+    """A run folder whose hypotheses are the references with every ``drop_every``-th word left out."""
+    import yaml
+    manifest = yaml.safe_load((ws / "workspace.yaml").read_text())
+    for meeting in manifest["meetings"]:
+        ref = read_stm(ws / meeting["reference"])[meeting["id"]]
+        segments = []
+        for k, seg in enumerate(ref.segments):
+            words = [w for i, w in enumerate(seg.text.split()) if (i + k) % drop_every]
+            segments.append(Segment(seg.start, seg.end, f"S{seg.speaker}", " ".join(words), speaker_name=seg.speaker))
+        write_seglst(out / "transcripts" / f"{meeting['id']}.json", [Transcript(meeting["id"], segments)])
+    score_workspace(ws, out / "transcripts", out=out / "scores.json")
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, make_real_workspace):
+    root = tmp_path_factory.mktemp("compare")
+    ws = make_real_workspace(root / "ws")
+    return ws, [_run(ws, root / name, n) for name, n in (("a", 4), ("b", 3), ("c", 4))]
+
+
+def test_ratios_read_back_from_scores_add_up_to_the_totals(runs):
+    _, (a, _, _) = runs
+    scores = json.loads((a / "scores.json").read_text())
+    ratios = meeting_ratios(scores)
+    for metric in ("wer", "der", "jer", "cpwer", "named_speaker_accuracy", "speaker_consistency"):
+        total = micro(list(ratios[metric].values()))
+        assert (total.num, total.den) == pytest.approx((scores["totals"][metric]["numerator"],
+                                                        scores["totals"][metric]["denominator"])), metric
+        assert set(ratios[metric]) == {"m1", "m2"}
+    broken = json.loads(json.dumps(scores))
+    broken["meetings"]["m1"]["details"]["wer"]["errors"] += 1
+    with pytest.raises(CompareError, match="wer: per-meeting details add up to"):
+        meeting_ratios(broken)
+
+
+def test_deltas_of_runs_of_one_workspace(runs):
+    _, (a, b, c) = runs
+    comparison = compare([load_run(a), load_run(b), load_run(c)])
+    wer = comparison.deltas["b"]["wer"]
+    sa, sb = (json.loads((x / "scores.json").read_text()) for x in (a, b))
+    assert wer.estimate.value == pytest.approx(
+        sb["aggregate"]["wer"]["value"] - sa["aggregate"]["wer"]["value"])
+    assert wer.estimate.value > 0 and wer.better is False and wer.meetings == 2
+    same = comparison.deltas["c"]["wer"]  # c drops the same words as a
+    assert same.estimate.as_dict() == {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0} and not same.significant
+    assert paired_deltas(sa, sb)["wer"].estimate == wer.estimate
+
+
+def test_compare_command_prints_and_writes_the_comparison(runs, tmp_path, capsys):
+    _, (a, b, _) = runs
+    assert main(["compare", str(a), str(b / "scores.json"), "--out", str(tmp_path / "cmp"),
+                 "--per-meeting", "wer,term_recall"]) == 0
+    text = capsys.readouterr().out
+    assert "## Paired deltas against a" in text and "| WER | +" in text and "| m1 |" in text
+    assert "## term recall per meeting" in text
+    for name in ("comparison.md", "comparison.html", "comparison.json", "comparison.png"):
+        assert (tmp_path / "cmp" / name).is_file()
+    saved = json.loads((tmp_path / "cmp" / "comparison.json").read_text())
+    assert saved["baseline"] == "a" and saved["bootstrap"]["paired"] is True
+    assert saved["deltas"]["b"]["wer"]["value"] > 0
+
+
+def test_runs_of_different_workspaces_are_refused(runs, tmp_path, make_real_workspace, capsys):
+    _, (a, _, _) = runs
+    other = _run(make_real_workspace(tmp_path / "other-ws"), tmp_path / "other", 3)
+    assert main(["compare", str(a), str(other)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"speechkit compare: error: {other}: scores workspace") and "\n" not in err
+    assert "a paired comparison needs runs of one workspace" in err
+    assert main(["compare", str(a), str(tmp_path / "nowhere")]) == 1
+    assert "no scores.json" in capsys.readouterr().err
+    assert main(["compare", str(a)]) == 1
+    assert "at least two runs" in capsys.readouterr().err
+    fewer = json.loads((a / "scores.json").read_text())
+    del fewer["meetings"]["m2"]
+    (tmp_path / "fewer.json").write_text(json.dumps(fewer))
+    with pytest.raises(CompareError, match="covers meetings m1"):
+        compare([load_run(a), load_run(tmp_path / "fewer.json")])

@@ -1,0 +1,109 @@
+"""Loop and hallucination control of the Whisper backend, on every path, on real recordings."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from speechkit.stages.asr import Biasing, DecodeStats, make_recognizer
+from speechkit.stages.asr.whisper import (WhisperOptions, _cleaned, _tokens, _Window, outside_speech,
+                                          repeated_run)
+from speechkit.stages.audio import load_audio
+from speechkit.transcript import Segment, Word
+
+
+def _words(text: str, start: float = 0.0, step: float = 0.5) -> list[Word]:
+    return [Word(w, start + i * step, start + i * step + 0.4, 0.9) for i, w in enumerate(text.split())]
+
+
+def test_repeated_words_and_ngrams_are_found():
+    loop = _tokens(_words("i'd go with idly, renata, renata, renata, renata, renata and"))
+    assert repeated_run(loop) == (4, 1, 5)  # "renata" five times
+    assert repeated_run(_tokens(_words("we go with it go with it go with it today"))) == (1, 3, 3)
+    for natural in ("no no I think so", "the the plan is fine", "and so my fellow Americans ask not what your "
+                    "country can do for you ask what you can do for your country", "yeah yeah yeah ok"):
+        assert repeated_run(_tokens(_words(natural))) is None, natural
+    assert repeated_run(_tokens(_words("yeah yeah yeah yeah"))) == (0, 1, 4)  # four in a row is a loop
+
+
+def test_words_outside_speech_regions():
+    words = _words("a b c d e f", start=0.0, step=1.0)  # 0-0.4, 1-1.4, ..., 5-5.4
+    assert outside_speech(words, [(0.0, 1.5), (4.5, 6.0)], pad_s=0.3) == [False, False, True, True, False, False]
+    assert outside_speech(words, [], pad_s=0.3) == [True] * 6
+
+
+def test_a_window_left_flagged_is_cleaned():
+    options = WhisperOptions()
+    words = _words("so renata renata renata renata renata then we stop", start=0.0, step=1.0)
+    stray = _words("thank you", start=20.0)
+    window = _Window([(0.0, 25.0)], [Segment.from_words(words, ""), Segment.from_words(stray, "")])
+    cleaned = _cleaned(window, [(0.0, 10.0)], options)
+    assert [w.text for s in cleaned.segments for w in s.words] == ["so", "renata", "then", "we", "stop"]
+
+
+def test_decode_stats_add_up_and_round_trip():
+    a, b = DecodeStats(windows=3, redecoded_unbiased=1), DecodeStats(windows=2, cleaned=1)
+    b.flag(["repeat", "compression"], [(1.0, 2.0)])
+    a.add(b, offset=10.0)
+    assert (a.windows, a.flagged_windows, a.cleaned, a.redecodes) == (5, 1, 1, 1)
+    assert a.flagged == {"repeat": 1, "compression": 1} and a.flagged_spans == [(11.0, 12.0)]
+    assert DecodeStats.from_dict(a.as_dict()) == a
+
+
+@pytest.fixture(scope="module")
+def sample(realdata: Path):
+    return load_audio(realdata / "pyannote-sample" / "sample.wav")
+
+
+@pytest.mark.parametrize("batch_size", [1, 8])
+@pytest.mark.parametrize("biased", [False, True])
+def test_words_outside_speech_are_redecoded_without_biasing_then_dropped(sample, batch_size, biased, monkeypatch):
+    """Speech regions with a 12 s gap that holds real speech: the clip spans the gap, so Whisper
+    writes words there; the window is flagged, decoded again (unbiased, then at temperature 0.5)
+    and, still flagged, keeps no word outside the regions."""
+    recognizer = make_recognizer("whisper", model="tiny.en", device="cpu", batch_size=batch_size,
+                                 temperatures=[0.0, 0.5])
+    calls = []
+    original = recognizer._decode_clips
+    monkeypatch.setattr(recognizer, "_decode_clips", lambda audio, clips, t, biased, *a: calls.append(
+        (t, biased)) or original(audio, clips, t, biased, *a))
+    speech = [(0.5, 8.0), (20.0, 30.0)]
+    segments = recognizer.transcribe(sample, speech=speech,
+                                     biasing=Biasing(hotwords=["Chicago"]) if biased else None)
+    stats = recognizer.last_stats
+    assert stats.windows == 1 and stats.flagged_windows == 1
+    if not biased:  # (with a prompt, the sequential decoder also loops on "Hello." here: flagged as a repeat)
+        assert stats.flagged.get("outside_speech") == 1
+    assert (stats.redecoded_unbiased, stats.redecoded_fallback, stats.cleaned) == (int(biased), 1, 1)
+    assert stats.flagged_spans == [(0.5, 30.0)]
+    redecodes = calls[1:] if batch_size == 1 else calls
+    assert [t for t, _ in redecodes] == ([0.0] if biased else []) + [0.5]
+    assert all(b == {"initial_prompt": None, "hotwords": None} for _, b in redecodes)
+    words = [w for s in segments for w in s.words]
+    assert words and not any(outside_speech(words, speech, recognizer.options.speech_pad_s))
+
+
+@pytest.mark.parametrize("batch_size", [1, 8])
+def test_repeated_words_flag_a_window_on_every_path(sample, batch_size):
+    """sample.wav opens with "Hello. Hello.": with a loop threshold of two copies the window is
+    flagged as a repeat and what comes out has no two equal words in a row."""
+    strict = make_recognizer("whisper", model="tiny.en", device="cpu", batch_size=batch_size,
+                             temperatures=[0.0, 0.5], loop_repeats=2, loop_min_words=2)
+    segments = strict.transcribe(sample, speech=[(0.0, 12.0)])
+    assert strict.last_stats.flagged.get("repeat") == 1
+    assert strict.last_stats.redecoded_fallback == 1
+    tokens = _tokens([w for s in segments for w in s.words])
+    assert tokens and repeated_run(tokens, 6, 2, 2) is None
+    plain = make_recognizer("whisper", model="tiny.en", device="cpu", batch_size=batch_size)
+    assert plain.transcribe(sample, speech=[(0.0, 12.0)]) and plain.last_stats.flagged_windows == 0
+
+
+def test_loop_options_are_validated():
+    from speechkit.stages import parse_stage
+    from speechkit.stages.options import OptionError
+    spec = parse_stage("asr", {"backend": "whisper", "seed": 7, "loop_repeats": 4, "temperatures": [0.0, 0.3]})
+    assert spec.options.seed == 7 and spec.options.temperatures == (0.0, 0.3)
+    for bad in ({"loop_repeats": 1}, {"temperatures": [0.5, 0.2]}, {"outside_speech_words": -1}, {"seed": -1},
+                {"loop_repeat": 3}):
+        with pytest.raises(OptionError):
+            parse_stage("asr", {"backend": "whisper", **bad})

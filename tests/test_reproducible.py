@@ -1,0 +1,59 @@
+"""Reproducible runs: same inputs, recipe and machine give byte-identical transcripts and scores."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from speechkit.stages.asr import make_recognizer
+from speechkit.stages.audio import load_audio
+
+# Every window decoded by sampling at temperature 1.0 (the sequential path samples 5 candidates):
+# without a seed, two decodings of the same audio differ.
+SAMPLING = {"backend": "whisper", "model": "tiny.en", "batch_size": 1, "temperatures": [1.0], "seed": 11}
+
+
+def test_sampled_decoding_is_seeded(realdata: Path):
+    recognizer = make_recognizer("whisper", device="cpu", **{k: v for k, v in SAMPLING.items() if k != "backend"})
+    audio = load_audio(realdata / "pyannote-sample" / "sample.wav")
+    first = [(w.text, w.start, w.end, w.confidence) for s in recognizer.transcribe(audio, speech=[(0.0, 30.0)])
+             for w in s.words]
+    again = [(w.text, w.start, w.end, w.confidence) for s in recognizer.transcribe(audio, speech=[(0.0, 30.0)])
+             for w in s.words]
+    assert first and first == again
+
+
+def _run(recipe: Path, ws: Path, out: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "speechkit", "run", str(recipe), "--level", "2", "--workspace",
+                           str(ws), "--out", str(out), "--device", "cpu"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_run_repeated_in_a_fresh_process_gives_the_same_bytes(tmp_path: Path, make_real_workspace):
+    """Two runs of the real two-meeting workspace at L2 (the second meeting gets the first one's
+    context) into fresh folders, each in its own process, with sampling on every window."""
+    ws = make_real_workspace(tmp_path / "ws")
+    recipe = tmp_path / "sampling.yaml"
+    recipe.write_text(yaml.safe_dump({"name": "sampling", "stages": {
+        "vad": {"backend": "silero"}, "asr": SAMPLING, "diarize": {"backend": "embedding", "embedder": "resemblyzer"},
+        "correct": {"backend": "lexicon"}}}))
+    runs = [tmp_path / "a", tmp_path / "b"]
+    for out in runs:
+        _run(recipe, ws, out)
+    files = sorted(p.relative_to(runs[0]) for p in (runs[0] / "transcripts").iterdir())
+    assert [f.name for f in files] == ["m1.json", "m1.rttm", "m1.stm", "m2.json", "m2.rttm", "m2.stm"]
+    for name in files:
+        assert (runs[0] / name).read_bytes() == (runs[1] / name).read_bytes(), name
+    scores = [json.loads((out / "scores.json").read_text()) for out in runs]
+    for s, out in zip(scores, runs):  # the only difference: where each run is
+        assert s["source"].pop("run") == str((out / "transcripts").resolve())
+    assert scores[0] == scores[1]
+    run = json.loads((runs[0] / "run.json").read_text())
+    runtime = run["runtime"]
+    assert runtime["device"] == "cpu" and runtime["asr_compute_type"] == "int8"
+    assert runtime["seeds"] == {"run": 11, "asr": 11} and runtime["threads"]["cpu_count"] >= 1
+    assert run["recipe"]["stages"]["asr"]["seed"] == 11
+    assert run["packages"]["ctranslate2"] and run["asr"]["total"]["windows"] >= 2
