@@ -9,11 +9,11 @@ sample and (unless ``--no-demo``) the six meetings of ``workspaces/demo``, and w
 Systems (each: Silero VAD -> Resemblyzer windows of 1.5 s every 0.75 s -> clustering -> turns by
 the stage's own :class:`~speechkit.stages.diarize.embedding.Diarizer` -> identification):
 
-- ``before``: the stage as it was (AHC cut at cosine 0.70, clusters under 2 s dropped; raw
-  cosine identification at the recipes' threshold 0.65).
-- ``after``: :func:`speechkit.stages.diarize.clustering.cluster_windows` (silhouette-selected
-  AHC) plugged into the Diarizer, and :func:`speechkit.stages.identify.identify` with s-norm
-  (s-norm over the bundled cohort plus the other enrolled voices, threshold 0.5).
+- ``before``: the stage as it was (``clustering: threshold``: AHC cut at cosine 0.70, clusters
+  under 2 s dropped; raw cosine identification at the recipes' former threshold 0.65).
+- ``after``: the stage's defaults (``clustering: silhouette``, silhouette-selected AHC), and
+  :func:`speechkit.stages.identify.identify` with s-norm (over the bundled cohort plus the other
+  enrolled voices, threshold 0.5), as the shipped recipes run it.
 
 Baselines: one label for all reference speech ("one-label oracle speech"), one label for all VAD
 speech, and each system given the true number of speakers ("oracle count").
@@ -153,13 +153,13 @@ class System:
     vad: dict[str, float] = field(default_factory=lambda: {
         "threshold": 0.5, "min_speech_s": 0.25, "min_silence_s": 1.0, "pad_s": 0.2})
     normalize_dbfs: float | None = None  # raise quieter audio to this level before the VAD
-    clustering: dict[str, Any] | None = None  # kwargs of cluster_windows; None: the stage's own
+    clustering: dict[str, Any] | None = None  # Diarizer options (DiarizerOptions); None: the defaults
     identification: str = "raw"  # "raw" (cosine, identify()) or "snorm" (identify(normalization="snorm"))
     id_threshold: float = 0.65
 
 
-BEFORE = System("before")
-AFTER = System("after", clustering={"method": "silhouette", "min_silhouette": 0.3},
+BEFORE = System("before", clustering={"clustering": "threshold"})
+AFTER = System("after", clustering={"clustering": "silhouette", "min_silhouette": 0.3},
                identification="snorm", id_threshold=0.5)
 
 
@@ -202,20 +202,9 @@ class Runner:
         return regions_from_probabilities(probs, step, VadOptions(**system.vad), len(x) / 16000)
 
     def diarizer(self, system: System):
-        from speechkit.stages.diarize.clustering import cluster_windows
+        """The stage's Diarizer with the system's options (its defaults where None)."""
         from speechkit.stages.diarize.embedding import Diarizer
-
-        if system.clustering is None:
-            return Diarizer(embedder=self.embedder)
-        options = system.clustering
-
-        class _Diarizer(Diarizer):  # the wiring the stage gets: _cluster -> cluster_windows
-            def _cluster(self, emb, windows, k):
-                o = self.options
-                return cluster_windows(emb, windows, k, step_s=o.step_s, min_window_s=o.min_window_s,
-                                       min_cluster_s=o.min_cluster_s, min_speakers=o.min_speakers, **options)
-
-        return _Diarizer(embedder=self.embedder)
+        return Diarizer(embedder=self.embedder, **(system.clustering or {}))
 
     def diarize(self, rec: Recording, system: System, num_speakers: int | None = None):
         from speechkit.stages.diarize.embedding import sliding_windows

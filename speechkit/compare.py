@@ -21,14 +21,13 @@ from typing import Any, Callable, Mapping
 
 from speechkit.errors import FormatError
 from speechkit.metrics.bootstrap import RESAMPLES, SEED, Estimate, Ratio, micro, paired_bootstrap
+from speechkit.report import LABELS, _estimate
+from speechkit.report import _fmt as _cell
 
 METRICS = ("wer", "cpwer", "tcpwer", "number_recall", "term_recall", "speaker_consistency",
            "named_speaker_accuracy", "der", "jer")
 #: metrics where a lower value is better (the others: higher is better)
 LOWER_IS_BETTER = frozenset({"wer", "cpwer", "tcpwer", "der", "jer"})
-LABELS = {"wer": "WER", "cpwer": "cpWER", "tcpwer": "tcpWER", "number_recall": "number recall",
-          "term_recall": "term recall", "speaker_consistency": "speaker consistency",
-          "named_speaker_accuracy": "named-speaker acc.", "der": "DER", "jer": "JER"}
 
 
 class CompareError(FormatError):
@@ -211,18 +210,6 @@ def compare(runs: list[Run], metrics: tuple[str, ...] = METRICS, resamples: int 
     deltas = {r.name: paired_deltas(runs[0].scores, r.scores, metrics, resamples, seed,
                                     names=(str(runs[0].path), str(r.path))) for r in runs[1:]}
     return Comparison(runs, deltas, tuple(metrics), resamples, seed)
-
-
-def _cell(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _estimate(entry: Mapping[str, Any] | None) -> str:
-    if not entry or entry.get("value") is None:
-        return "n/a"
-    if entry.get("ci_low") is None:
-        return _cell(entry["value"])
-    return f"{entry['value']:.3f} [{entry['ci_low']:.3f}, {entry['ci_high']:.3f}]"
 
 
 def format_delta(delta: Delta) -> str:

@@ -1,4 +1,5 @@
-"""Installation checks for ``speechkit doctor``: packages, system tools, offline models, devices."""
+"""Installation checks for ``speechkit doctor``: packages, system tools, offline models, which
+stage backends are usable here, devices."""
 from __future__ import annotations
 
 import importlib
@@ -21,7 +22,7 @@ PACKAGES = (
     ("jellyfish", "jellyfish", "correct", True), ("rapidfuzz", "rapidfuzz", "correct", True),
     ("num2words", "num2words", "correct", True), ("matplotlib", "matplotlib", "report", True),
     ("piper", "piper-tts", "synth", False), ("pyroomacoustics", "pyroomacoustics", "synth", False),
-    ("ray", "ray", "ray", False),
+    ("ray", "ray", "ray", False), ("llama_cpp", "llama-cpp-python", "llm", False),
 )
 TOOLS = (("ffmpeg", "ffmpeg", True), ("ffprobe", "ffmpeg", True), ("espeak-ng", "espeak-ng", False),
          ("sox", "sox", False), ("chromium", "chromium", False))
@@ -70,6 +71,66 @@ def check_models() -> list[Check]:
     return out
 
 
+#: What each stage backend (diarization embedders as ``embedding+NAME``) imports to run here.
+BACKEND_PACKAGES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("vad", "silero"): ("silero_vad", "torch"), ("vad", "speechbrain"): ("speechbrain",),
+    ("vad", "pyannote"): ("pyannote.audio",), ("asr", "whisper"): ("faster_whisper",),
+    ("asr", "ctc"): ("transformers", "pyctcdecode", "kenlm"),
+    ("diarize", "embedding+resemblyzer"): ("resemblyzer", "sklearn"),
+    ("diarize", "embedding+ecapa"): ("speechbrain", "sklearn"), ("diarize", "pyannote"): ("pyannote.audio",),
+    ("correct", "lexicon"): ("jellyfish", "rapidfuzz"), ("correct", "llm"): ("llama_cpp",),
+}
+
+
+def backend_models(stage: str, backend: str) -> list[str]:
+    """The registry models a backend loads with its default options (``embedding+NAME``: the
+    diarization embedding backend with embedder NAME)."""
+    from speechkit.stages import backend_class
+
+    if backend.startswith("embedding+"):
+        from speechkit.stages.diarize.embedders import embedder_class
+        options = embedder_class(backend.split("+", 1)[1]).Options()
+        model = getattr(options, "model", None) or ("resemblyzer" if backend.endswith("resemblyzer") else None)
+    else:
+        model = getattr(backend_class(stage, backend).Options(), "model", None)
+        if stage == "correct" and backend == "llm":
+            from speechkit.llm_server import DEFAULT_MODEL
+            model = DEFAULT_MODEL  # the local model; an endpoint of the user's needs none here
+    return [model] if model else []
+
+
+def check_backends() -> list[Check]:
+    """Per stage backend: usable on this machine (its packages import and its default models are
+    here offline), else what is missing and how to get it."""
+    from speechkit import registry
+    out = []
+    for (stage, backend), modules in BACKEND_PACKAGES.items():
+        missing = [m for m in modules if _spec(m) is None]
+        needed = backend_models(stage, backend)
+        needed += [r for m in needed for r in registry.get(m).requires]
+        absent = [m for m in needed if not registry.available(m)]
+        name = f"{stage} {backend}"
+        if missing:
+            out.append(Check("backend", name, False, f"needs {', '.join(missing)}", False,
+                             "pip install 'speechkit[all]' (or make setup)"))
+        elif absent:
+            out.append(Check("backend", name, False, f"model {', '.join(absent)} not on this machine", False,
+                             "; ".join(f"speechkit models fetch {m}" for m in absent) + " (on a machine with a network)"))
+        else:
+            models = ", ".join(backend_models(stage, backend)) or "no model"
+            out.append(Check("backend", name, True, f"usable ({models})", False))
+    return out
+
+
+def _spec(module: str) -> object | None:
+    """``importlib.util.find_spec`` that treats a missing parent package as missing."""
+    import importlib.util
+    try:
+        return importlib.util.find_spec(module)
+    except ModuleNotFoundError:
+        return None
+
+
 def check_devices() -> list[Check]:
     out = []
     try:
@@ -92,4 +153,4 @@ def check_devices() -> list[Check]:
 
 def run_checks() -> list[Check]:
     """Every check, in report order."""
-    return check_packages() + check_tools() + check_models() + check_devices()
+    return check_packages() + check_tools() + check_models() + check_backends() + check_devices()

@@ -40,6 +40,7 @@ from typing import Any
 import yaml
 
 from speechkit.errors import FormatError
+from speechkit.io.names import id_problem
 from speechkit.stages import OPTIONAL_STAGES, STAGES, StageSpec, parse_stage
 from speechkit.stages.options import OptionError
 
@@ -152,6 +153,9 @@ def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
         raise RecipeError(path, f"invalid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise RecipeError(path, "expected a mapping")
+    if "api_key" in data:
+        raise RecipeError(path, "an API key never goes in a recipe: put it in the environment variable "
+                                "SPEECHKIT_LLM_API_KEY (or one named by the corrector's api_key_env)", field="api_key")
     unknown = set(data) - RECIPE_KEYS
     if unknown:
         raise RecipeError(path, f"unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
@@ -180,7 +184,10 @@ def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
         budget = ContextBudget(**context)
     except TypeError as exc:
         raise RecipeError(path, str(exc), field="context") from None
-    recipe = Recipe(name=str(data.get("name") or path.stem), level=file_level, stages=specs,
+    name = data.get("name") or path.stem
+    if id_problem(name):
+        raise RecipeError(path, f"{id_problem(name)} (it names the default run folder)", field="name")
+    recipe = Recipe(name=name, level=file_level, stages=specs,
                     context=budget, device=str(data.get("device", "auto")), path=path.resolve(),
                     resources=_resources(path, data.get("resources") or {}))
     return recipe.at_level(level) if level is not None else recipe
@@ -190,6 +197,8 @@ def _locate(path: Path) -> tuple[Path, int | None]:
     """The file of a recipe given by path or shipped name, and the level a name like ``l3`` sets."""
     if path.suffix or path.exists():
         return path, None
+    if id_problem(path.name) or str(path) != path.name:
+        raise RecipeError(path, "no such recipe file, and not the name of a shipped recipe")
     match = _LEVEL_NAME.match(path.name)
     if match:
         return recipes_dir() / f"{match['family'] or 'whisper'}.yaml", int(match["level"])

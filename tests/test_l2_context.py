@@ -115,10 +115,10 @@ def test_a_voice_between_two_known_ones_takes_neither_name(embedder):
              "SPEAKER_01": unit(0, 0.1, 1)}
     names = identifier(embedder, threshold=0.5).name(today, {}, earlier)
     assert names == {"SPEAKER_00": "Speaker 3", "SPEAKER_01": "Speaker 4"}
-    loose = identifier(embedder, threshold=0.5, prior_margin=0.0).name(today, {}, earlier)
+    loose = identifier(embedder, prior_threshold=0.5, prior_margin=0.0).name(today, {}, earlier)
     assert loose["SPEAKER_00"] in earlier  # without the margin it would inherit one of them
     clear = {"SPEAKER_00": unit(1, 0.02, 0), "SPEAKER_01": unit(1, 0.03, 0.01)}  # two clusters, one voice
-    named = identifier(embedder, threshold=0.5, prior_margin=0.0).name(clear, {}, {"Speaker 1": unit(1, 0, 0)})
+    named = identifier(embedder, prior_threshold=0.5, prior_margin=0.0).name(clear, {}, {"Speaker 1": unit(1, 0, 0)})
     assert sorted(named.values()) == ["Speaker 1", "Speaker 2"]  # never both "Speaker 1"
 
 
@@ -157,7 +157,7 @@ def test_ami_voices_of_an_earlier_excerpt_name_clusters_only_with_a_margin(embed
     for earlier_id, later_id in (("trn07", "trn08"), ("trn08", "trn07"), ("trn00", "trn01"), ("trn00", "trn03"),
                                  ("trn03", "trn00"), ("trn01", "trn03")):
         earlier, later = voices(earlier_id), voices(later_id)
-        named = {m: identifier(embedder, threshold=0.5, prior_margin=m).name(later, {}, earlier) for m in right}
+        named = {m: identifier(embedder, prior_threshold=0.5, prior_margin=m).name(later, {}, earlier) for m in right}
         scores = cosine_scores(later, earlier)
         for m, names in named.items():
             remembered = {c: n for c, n in names.items() if n in earlier}

@@ -85,3 +85,29 @@ def test_missing_pipeline_says_how_to_get_it(offline_models, tmp_path):
         PyannoteDiarizer(model=str(tmp_path / "missing"), device="cpu")
     with pytest.raises(ModelNotAvailableError, match="no config.yaml"):
         PyannoteDiarizer(model=str(tmp_path), device="cpu")
+
+
+def test_the_pyannote_recipe_runs_end_to_end(offline_models, make_real_workspace, tmp_path):
+    """The shipped recipe ``pyannote`` at L3 with a community-1-layout pipeline put where the
+    registry looks: exclusive turns feed attribution, the pipeline's embeddings identification."""
+    import json
+
+    from speechkit.io.manifest import load_workspace
+    from speechkit.recipe import load_recipe
+    from speechkit.runner import run_workspace
+
+    build_pyannote_community(offline_models / "pyannote-speaker-diarization-community-1")
+    ws = load_workspace(make_real_workspace(tmp_path / "ws"))
+    recipe = load_recipe("pyannote", level=3).with_overrides(device="cpu")
+    run = run_workspace(recipe, ws, tmp_path / "out", progress=False)
+    for result in run.results.values():
+        assert result.speakers and all(len(v) == 32 for v in result.speakers.values())
+        labels = {seg.speaker for seg in result.transcript.segments}
+        assert "" not in labels and labels <= set(result.names)
+    enrolled = list((tmp_path / "out" / "cache" / "enroll").rglob("*.json"))
+    assert len(enrolled) == 2 and all(len(json.loads(p.read_text())) == 32 for p in enrolled)
+    turns = [json.loads(p.read_text()) for p in (tmp_path / "out" / "cache" / "diarize").rglob("*.json")]
+    for cached in turns:  # exclusive: no two turns overlap
+        spans = sorted((t["start_time"], t["end_time"]) for t in cached["turns"])
+        assert all(b[0] >= a[1] - 1e-6 for a, b in zip(spans, spans[1:]))
+    assert 0 < run.scores["aggregate"]["wer"]["value"] < 1

@@ -30,7 +30,7 @@ def test_registry_lists_every_model_with_its_facts() -> None:
     records = registry.load_registry()
     assert set(BRIEF_MODELS) <= set(records)
     for record in records.values():
-        assert record.stage in {"vad", "asr", "diarize", "embed"}
+        assert record.stage in {"vad", "asr", "diarize", "embed", "correct"}
         assert record.package or record.hub, record.name
         assert record.licence and record.size_mb > 0
         assert set(record.requires) <= set(records)
@@ -39,15 +39,22 @@ def test_registry_lists_every_model_with_its_facts() -> None:
 
 def test_list_works_offline(offline: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["models", "list"]) == 0
-    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    models, backends = capsys.readouterr().out.split("\n\n")
+    lines = {line.split()[0]: line for line in models.splitlines()}
     assert set(BRIEF_MODELS) <= set(lines)
     assert "yes (package)" in lines["whisper-tiny.en"]
     assert "yes (package)" in lines["whisper-base"]
     assert "yes (package)" in lines["silero-vad"]
     assert " no " in lines["whisper-large-v3"] and "3.1 GB" in lines["whisper-large-v3"]
+    usable = {tuple(line.split()[:3]) for line in backends.splitlines()[1:]}
+    assert {("vad", "silero", "yes"), ("asr", "whisper", "yes"), ("asr", "ctc", "no"),
+            ("diarize", "pyannote", "no"), ("correct", "llm", "yes")} <= usable
+    assert "speechkit models fetch wav2vec2-base-960h" in backends
     assert main(["models", "list", "--stage", "vad"]) == 0
-    assert {line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]} == {
+    models, backends = capsys.readouterr().out.split("\n\n")
+    assert {line.split()[0] for line in models.splitlines()[1:]} == {
         "silero-vad", "speechbrain-vad-crdnn", "pyannote-segmentation-3.0"}
+    assert {line.split()[1] for line in backends.splitlines()[1:]} == {"silero", "speechbrain", "pyannote"}
 
 
 def test_hub_only_model_offline_says_how_to_get_it(offline: Path) -> None:
@@ -63,7 +70,7 @@ def test_hub_only_model_offline_says_how_to_get_it(offline: Path) -> None:
 def test_fetch_without_network_is_a_clear_error(offline: Path, capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(ModelNotAvailableError, match="could not download 'whisper-small'"):
         registry.fetch("whisper-small")
-    assert main(["models", "fetch", "whisper-small"]) == 1
+    assert main(["models", "fetch", "whisper-small"]) == 2
     assert "could not download 'whisper-small'" in capsys.readouterr().err
     # a model that is already here needs no network
     assert registry.fetch("whisper-tiny.en") == registry.resolve("whisper-tiny.en")
@@ -130,5 +137,10 @@ def test_aliases_and_model_hash(offline: Path) -> None:
 
 def test_paths_and_unknown_names(tmp_path: Path) -> None:
     assert registry.resolve(tmp_path) == tmp_path
-    with pytest.raises(ModelNotAvailableError, match=r"unknown model 'whisper-huge'.*whisper-tiny\.en"):
+    with pytest.raises(ModelNotAvailableError, match=r"model whisper-huge: not in the registry.*whisper-tiny\.en"):
         registry.resolve("whisper-huge")
+    with pytest.raises(ModelNotAvailableError, match="no such model file or folder"):
+        registry.resolve(tmp_path / "missing")
+    with pytest.raises(ModelNotAvailableError, match="no such model file or folder"):
+        registry.resolve("./models/missing")
+    assert registry.get("Systran/faster-whisper-tiny.en").name == "whisper-tiny.en"  # a hub id names its model

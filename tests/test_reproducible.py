@@ -57,3 +57,5 @@ def test_a_run_repeated_in_a_fresh_process_gives_the_same_bytes(tmp_path: Path, 
     assert runtime["seeds"] == {"run": 11, "asr": 11} and runtime["threads"]["cpu_count"] >= 1
     assert run["recipe"]["stages"]["asr"]["seed"] == 11
     assert run["packages"]["ctranslate2"] and run["asr"]["total"]["windows"] >= 2
+    assert set(run["asr"]["meetings"]) == {"m1", "m2"}
+    assert "## ASR loop and hallucination control" in (runs[0] / "report.md").read_text()

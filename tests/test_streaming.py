@@ -52,5 +52,5 @@ def test_streamed_diarization_equals_whole_recording_diarization(realdata: Path,
     assert len(span_blocks(windows, diarizer.options.embed_block_s)) >= 2  # really streamed
     streamed = cascade.run_stage("diarize", record)
     whole = diarizer(audio, speech)
-    assert len(whole.speakers) >= 3
+    assert len(whole.speakers) >= 2  # several speakers: the clustering really sees every block
     assert [(t.start, t.end, t.speaker) for t in streamed.turns] == [(t.start, t.end, t.speaker) for t in whole.turns]

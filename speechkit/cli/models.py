@@ -5,7 +5,7 @@ import argparse
 
 EPILOG = """\
 examples:
-  speechkit models list                  what each stage can use, and what is here offline
+  speechkit models list                  what each stage can use, what is here offline, which backends work
   speechkit models list --stage asr
   speechkit models fetch whisper-small   download on a machine with a network (Hugging Face cache)
 
@@ -21,8 +21,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.set_defaults(handler=list_models, stage=None)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
-    listing = actions.add_parser("list", help="table of models: stage, backend, available offline, size, licence")
-    listing.add_argument("--stage", choices=("vad", "asr", "diarize", "embed"),
+    listing = actions.add_parser("list", help="table of models (stage, backend, available offline, size, "
+                                               "licence) and of the backends usable on this machine")
+    listing.add_argument("--stage", choices=("vad", "asr", "diarize", "embed", "correct"),
                          help="show only the models of this stage")
     listing.set_defaults(handler=list_models)
     fetching = actions.add_parser("fetch", help="download models from the Hugging Face Hub into its cache")
@@ -39,10 +40,22 @@ def list_models(args: argparse.Namespace) -> int:
         source = registry.source_of(record.name)
         rows.append((record.name, record.stage, record.backend, f"yes ({source})" if source else "no",
                      _size(record.size_mb), record.licence))
+    _table(rows)
+    from speechkit.doctor import check_backends
+    backends = [("STAGE", "BACKEND", "USABLE HERE", "WHY NOT / HOW TO GET IT")]
+    for check in check_backends():
+        stage, backend = check.name.split(" ", 1)
+        if not args.stage or args.stage == stage or (args.stage == "embed" and backend.startswith("embedding+")):
+            backends.append((stage, backend, "yes" if check.ok else "no", "" if check.ok else f"{check.detail}: {check.fix}"))
+    print()
+    _table(backends)
+    return 0
+
+
+def _table(rows: list[tuple[str, ...]]) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
-    return 0
 
 
 def fetch_models(args: argparse.Namespace) -> int:

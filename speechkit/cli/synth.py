@@ -29,10 +29,13 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from speechkit.errors import SpeechkitError
+    from speechkit.io.names import id_problem
     from speechkit.synth import SynthOptions, synthesize_workspace
 
     if args.meetings < 1 or not 2 <= args.people <= 10 or args.minutes <= 0 or not 1 <= args.projects <= 5:
         raise SpeechkitError("--meetings must be >= 1, --people 2-10, --minutes > 0 and --projects 1-5")
+    if args.name is not None and id_problem(args.name):
+        raise SpeechkitError(f"--name: {id_problem(args.name)}")
     options = SynthOptions(seed=args.seed, meetings=args.meetings, people=args.people, minutes=args.minutes,
                            difficulty=args.difficulty, projects=args.projects, name=args.name,
                            check_voices=not args.no_voice_check)

@@ -25,6 +25,7 @@ import json
 import pickle
 import time
 from collections import Counter
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -36,6 +37,7 @@ from speechkit.context import MeetingContext, build_context
 from speechkit.errors import SpeechkitError
 from speechkit.executors import Job
 from speechkit.recipe import Recipe, StageResources
+from speechkit.io.lock import run_folder_lock
 from speechkit.runner import RunResult, remove_leftovers
 
 #: Phase-1 stages, in the order they run (VAD is the input of the other two).
@@ -136,12 +138,14 @@ class RayExecutor:
         ray.data.DataContext.get_current().enable_progress_bars = progress
         started = time.time()
         jobs = [replace(job, out=Path(job.out).resolve()) for job in jobs]
-        for job in jobs:
-            remove_leftovers(job.out)
-        phase1 = self._context_free_stages(ray, recipe, jobs)
-        rows = [{"job": i, "phase1": json.dumps(phase1[i])} for i in range(len(jobs))]
-        done = _map(ray, rows, WorkspaceWorker, recipe.resources.get("workspace", StageResources()),
-                    {"recipe": recipe, "jobs": jobs, "started": started})
+        with ExitStack() as locks:  # one run per folder at a time, as with the local executor
+            for job in jobs:
+                locks.enter_context(run_folder_lock(job.out))
+                remove_leftovers(job.out)
+            phase1 = self._context_free_stages(ray, recipe, jobs)
+            rows = [{"job": i, "phase1": json.dumps(phase1[i])} for i in range(len(jobs))]
+            done = _map(ray, rows, WorkspaceWorker, recipe.resources.get("workspace", StageResources()),
+                        {"recipe": recipe, "jobs": jobs, "started": started})
         results = {int(row["job"]): pickle.loads(row["result"]) for row in done}
         return [results[i] for i in range(len(jobs))]
 

@@ -5,8 +5,17 @@ Models are resolved through :mod:`speechkit.registry` (``tiny.en``, ``base``, ``
 speech regions are cut into clips of at most 30 s (:func:`plan_clips`), the clips are packed
 end to end into windows of at most 30 s (:func:`pack_clips`: the encoder runs once per window,
 not once per clip) and the windows are decoded in batches by ``BatchedInferencePipeline``; with
-``batch_size == 1`` ``WhisperModel.transcribe`` decodes the regions one window after another
-(and may condition on its previous text).
+``batch_size == 1`` ``WhisperModel.transcribe`` decodes the clips one after another (and may
+condition on its previous text).
+
+Loop and hallucination control runs on both paths, with and without biasing: every decoding
+window is checked for repeated words and n-grams, over-compressible text and words outside the
+speech regions, and a flagged window is decoded again without the prompt and hot words, then
+with temperature fallback (seeded); see :class:`WhisperOptions`. What it did is counted in
+``WhisperRecognizer.last_stats`` (a :class:`~speechkit.stages.asr.DecodeStats`), which the ASR
+stage keeps with its result (run.json ``asr``, the report). With ``Biasing.verify_hotwords`` (L2)
+each window is decoded with and without the hot words and keeps the biased decoding only where it
+holds more of them.
 
 Biasing: ``Biasing.hotwords`` go to faster-whisper's ``hotwords`` and ``Biasing.prompt`` to
 ``initial_prompt``. Both end up in the decoder prompt after ``<|startofprev|>``, which Whisper

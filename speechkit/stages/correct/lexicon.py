@@ -145,6 +145,27 @@ class _Candidate:
     strong: bool
 
 
+@dataclass(frozen=True)
+class Proposal:
+    """A candidate replacement of words ``start:end`` of a turn by ``texts`` (the entry's
+    canonical words, keeping the original's leading and trailing punctuation and possessive),
+    with its match ``score`` and the lexicon gate's verdict: ``gate`` is the gate that lets it
+    through (``Edit.gate``) or ``reject:<reason>``; ``note`` says more."""
+
+    start: int
+    end: int
+    entry: str
+    texts: tuple[str, ...]
+    score: float
+    gate: str
+    note: str
+
+    @property
+    def accepted(self) -> bool:
+        """True if the lexicon's own gates let the replacement through."""
+        return not self.gate.startswith("reject:")
+
+
 def _is_common(word: str, zipf: float) -> bool:
     from wordfreq import zipf_frequency
 
@@ -167,7 +188,8 @@ class LexiconCorrector:
         self._lm = lm
         self._built: dict[str, LanguageModel] = {}
 
-    def _language_model(self, vocabulary: Vocabulary) -> LanguageModel | None:
+    def language_model(self, vocabulary: Vocabulary) -> LanguageModel | None:
+        """The LM given at construction, else one built (once) from ``vocabulary.lm_text``."""
         if self._lm is not None or not vocabulary.lm_text:
             return self._lm
         key = hashlib.sha256(vocabulary.lm_text.encode()).hexdigest()
@@ -185,7 +207,7 @@ class LexiconCorrector:
         """Replace vocabulary spans of ``transcript``; see the module docstring for the rules."""
         stats = CorrectionStats(backend="lexicon", turns=len(transcript.segments))
         entries = vocabulary.entries
-        lm = self._language_model(vocabulary) if entries else None
+        lm = self.language_model(vocabulary) if entries else None
         segments = [self._correct_segment(i, seg, entries, lm, stats) if entries else seg
                     for i, seg in enumerate(transcript.segments)]
         out = Transcript(transcript.session_id, segments, has_words=transcript.has_words,
@@ -264,39 +286,49 @@ class LexiconCorrector:
             return "lm", note
         return ("reject:confident" if c.strong else "reject:weak-match"), note
 
-    def _correct_segment(self, index: int, segment: Segment, entries: tuple[Entry, ...],
-                         lm: LanguageModel | None, stats: CorrectionStats) -> Segment:
-        words = segment_words(segment)
+    def proposals(self, words: tuple[Word, ...] | list[Word], entries: tuple[Entry, ...],
+                  lm: LanguageModel | None, *, overlapping: bool = False) -> list[Proposal]:
+        """The candidate replacements of a turn's ``words``, best first, each with the gate's
+        verdict; without ``overlapping`` only those that win their region (what :meth:`correct`
+        applies), with it every minimal span's best entry (alternatives for a chooser)."""
         stems, endings = zip(*(possessive(normalize_word(w.text)) for w in words)) if words else ((), ())
         stems = list(stems)
         taken = [False] * len(words)
-        edits: list[tuple[_Candidate, str, list[str]]] = []
+        out = []
         for c in sorted(self._candidates(stems, entries), key=lambda c: (-c.score, c.start - c.end)):
-            if any(taken[c.start:c.end]):
+            if not overlapping and any(taken[c.start:c.end]):
                 continue
             taken[c.start:c.end] = [True] * (c.end - c.start)
-            old = " ".join(w.text for w in words[c.start:c.end])
             gate, note = self._gate(words, stems, c, lm)
-            if gate.startswith("reject:"):
-                stats.rejected_candidates.append(Rejection(index, old, c.entry.canonical, gate[7:],
-                                                           f"score {c.score:.2f}, {note}"))
+            texts = self._surface(words[c.start].text, words[c.end - 1].text, endings[c.end - 1], c.entry.canonical)
+            out.append(Proposal(c.start, c.end, c.entry.canonical, tuple(texts), c.score, gate, note))
+        return out
+
+    def _correct_segment(self, index: int, segment: Segment, entries: tuple[Entry, ...],
+                         lm: LanguageModel | None, stats: CorrectionStats) -> Segment:
+        words = segment_words(segment)
+        edits: list[Proposal] = []
+        for p in self.proposals(words, entries, lm):
+            if not p.accepted:
+                old = " ".join(w.text for w in words[p.start:p.end])
+                stats.rejected_candidates.append(Rejection(index, old, p.entry, p.gate[7:],
+                                                           f"score {p.score:.2f}, {p.note}"))
                 continue
-            edits.append((c, gate, self._surface(words[c.start].text, words[c.end - 1].text,
-                                                 endings[c.end - 1], c.entry.canonical)))
+            edits.append(p)
         if not edits:
             return segment
         new_words = list(words)
-        for c, _, texts in sorted(edits, key=lambda e: -e[0].start):
-            new_words[c.start:c.end] = replace_span(words[c.start:c.end], texts)
+        for p in sorted(edits, key=lambda e: -e.start):
+            new_words[p.start:p.end] = replace_span(words[p.start:p.end], list(p.texts))
         verdict = check_rewrite([w.text for w in words], [w.text for w in new_words], entries,
                                 self.options.guards)
         if not verdict.ok:
             stats.rejected_turns.append(Rejection(index, segment.text, " ".join(w.text for w in new_words),
                                                   verdict.reason, verdict.detail))
             return segment
-        for c, gate, texts in sorted(edits, key=lambda e: e[0].start):
-            stats.edits.append(Edit(index, c.start, c.end, " ".join(w.text for w in words[c.start:c.end]),
-                                    " ".join(texts), gate, round(c.score, 3)))
+        for p in sorted(edits, key=lambda e: e.start):
+            stats.edits.append(Edit(index, p.start, p.end, " ".join(w.text for w in words[p.start:p.end]),
+                                    " ".join(p.texts), p.gate, round(p.score, 3)))
         return rebuild(segment, new_words)
 
     @staticmethod
