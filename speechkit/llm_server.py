@@ -141,13 +141,17 @@ class LocalServer:
             self._process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                              preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         deadline = time.monotonic() + self.options.startup_timeout_s
-        while time.monotonic() < deadline:
-            if not self.running:
-                raise ServerError(f"model {self.model}: the LLM server exited with code "
-                                  f"{self._process.returncode}; see {self.log_file}: {self._log_tail()}")
-            if self._ready():
-                return self
-            time.sleep(0.2)
+        try:
+            while time.monotonic() < deadline:
+                if not self.running:
+                    raise ServerError(f"model {self.model}: the LLM server exited with code "
+                                      f"{self._process.returncode}; see {self.log_file}: {self._log_tail()}")
+                if self._ready():
+                    return self
+                time.sleep(0.2)
+        except BaseException:  # Ctrl-C while waiting, too: no server outlives a failed start
+            self.stop()
+            raise
         self.stop()
         raise ServerError(f"model {self.model}: the LLM server did not answer within "
                           f"{self.options.startup_timeout_s:g} s; see {self.log_file}")

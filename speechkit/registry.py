@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -147,6 +148,20 @@ def how_to_get(record: ModelRecord) -> str:
     ways.append(f"put its files in {record.local_dir}")
     return (f"model {record.name}: not on this machine ({record.stage}, {record.backend}); get it with "
             + ", or ".join(ways))
+
+
+def models_named(options: Any) -> list[str]:
+    """The models a stage's resolved options (``StageSpec.as_dict()``) name: every ``model``
+    option, nested ones included, except an LLM corrector's when it names an endpoint's model
+    (``base_url`` set)."""
+    out: list[str] = []
+    if isinstance(options, dict):
+        for key, value in options.items():
+            if key == "model" and isinstance(value, str) and not options.get("base_url"):
+                out.append(value)
+            else:
+                out += models_named(value)
+    return out
 
 
 def file_of(name: str | Path, suffix: str) -> Path:

@@ -198,11 +198,10 @@ def run_workspace(recipe: Recipe, ws: Workspace, out: str | Path | None = None,
 
 def model_hashes(recipe: Recipe) -> dict[str, str]:
     """Content hashes of the model files a recipe resolves through the registry (where it can)."""
-    from speechkit.registry import model_hash
+    from speechkit.registry import model_hash, models_named
     out = {}
-    for stage in ("vad", "asr"):
-        name = getattr(recipe.stages[stage].options, "model", None)
-        if isinstance(name, str):
+    for spec in recipe.stages.values():
+        for name in models_named(spec.as_dict()):
             try:
                 out[name] = model_hash(name)
             except Exception as exc:  # a hash is informative; never fail a run for it

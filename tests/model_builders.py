@@ -141,3 +141,59 @@ def build_pyannote_31(models_dir: Path, seed: int = 0) -> Path:
                          "segmentation": {"min_duration_off": 0.0}}}
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
     return folder
+
+
+# A speechbrain EncoderASR in the layout of the hub's CTC models (hyperparams.yaml whose
+# pretrainer loads the encoder and the tokenizer from pretrained_path), shrunk to filter banks and
+# one linear layer over a character vocabulary.
+SPEECHBRAIN_CTC_YAML = """\
+pretrained_path: speechbrain/asr-wav2vec2-commonvoice-14-en
+sample_rate: 16000
+blank_index: 0
+tokenizer: !new:speechbrain.dataio.encoder.CTCTextEncoder
+compute_features: !new:speechbrain.lobes.features.Fbank
+    n_mels: 40
+ctc_lin: !new:speechbrain.nnet.linear.Linear
+    input_size: 40
+    n_neurons: {size}
+log_softmax: !new:speechbrain.nnet.activations.Softmax
+    apply_log: True
+encoder: !new:speechbrain.nnet.containers.LengthsCapableSequential
+    compute_features: !ref <compute_features>
+    ctc_lin: !ref <ctc_lin>
+    log_softmax: !ref <log_softmax>
+decoding_function: !name:speechbrain.decoders.ctc_greedy_decode
+    blank_id: !ref <blank_index>
+modules:
+    encoder: !ref <encoder>
+pretrainer: !new:speechbrain.utils.parameter_transfer.Pretrainer
+    loadables:
+        asr: !ref <ctc_lin>
+        tokenizer: !ref <tokenizer>
+    paths:
+        asr: !ref <pretrained_path>/asr.ckpt
+        tokenizer: !ref <pretrained_path>/tokenizer.ckpt
+"""
+SPEECHBRAIN_CTC_LABELS = ["<blank>", " ", *"abcdefghijklmnopqrstuvwxyz'"]
+
+
+def build_speechbrain_ctc(folder: Path, seed: int = 0) -> None:
+    """A speechbrain CTC model with random weights (blank 0, word break 1, then characters),
+    saved as ``hyperparams.yaml``, ``asr.ckpt`` and ``tokenizer.ckpt`` in ``folder``."""
+    import torch
+    from hyperpyyaml import load_hyperpyyaml
+    from speechbrain.dataio.encoder import CTCTextEncoder
+
+    folder.mkdir(parents=True, exist_ok=True)
+    text = SPEECHBRAIN_CTC_YAML.replace("{size}", str(len(SPEECHBRAIN_CTC_LABELS)))
+    (folder / "hyperparams.yaml").write_text(text)
+    torch.manual_seed(seed)
+    modules = load_hyperpyyaml(text)
+    with torch.no_grad():  # spread the random output so it has word breaks and several words
+        modules["ctc_lin"].w.weight.normal_(0.0, 0.5)
+        modules["ctc_lin"].w.bias[1] = 2.0
+    torch.save(modules["ctc_lin"].state_dict(), folder / "asr.ckpt")
+    encoder = CTCTextEncoder()
+    encoder.update_from_iterable(SPEECHBRAIN_CTC_LABELS[1:])
+    encoder.insert_blank(index=0)
+    encoder.save(folder / "tokenizer.ckpt")

@@ -11,7 +11,8 @@ import pytest
 import soundfile as sf
 from scipy.signal import resample_poly
 
-from speechkit.stages.asr import Biasing, make_recognizer
+from speechkit.stages import make_backend
+from speechkit.stages.asr import Biasing
 from speechkit.stages.asr.ctc import CTCRecognizer, build_decoder, decode_logprobs
 from speechkit.errors import ModelNotAvailableError
 from speechkit.lm import build_arpa
@@ -162,7 +163,7 @@ def jfk(realdata) -> np.ndarray:
 
 
 def test_recognizer_loads_a_saved_model_and_transcribes_real_audio(tiny_model, jfk):
-    recognizer = make_recognizer("ctc", model=tiny_model, device="cpu")
+    recognizer = make_backend("asr", "ctc", model=tiny_model, device="cpu")
     assert isinstance(recognizer, CTCRecognizer)
     # the tokenizer's upper-case characters, with <pad> as blank and | as word break
     assert recognizer.labels == LABELS
@@ -229,3 +230,32 @@ def test_registry_name_resolves_to_the_local_model_folder(tiny_model, offline_mo
     reference = CTCRecognizer(model=tiny_model, device="cpu")
     audio = np.random.default_rng(0).normal(0, 0.1, 16000).astype(np.float32)
     np.testing.assert_allclose(recognizer.logprobs(audio), reference.logprobs(audio), atol=1e-5)
+
+
+def test_a_speechbrain_ctc_model_resolves_through_the_registry(offline_models, jfk):
+    """speechbrain's EncoderASR layout (the registry's speechbrain-wav2vec2-commonvoice-14-en),
+    test-built: its encoder's log-probabilities over its character tokenizer, decoded as the
+    transformers models are."""
+    import torch
+    from hyperpyyaml import load_hyperpyyaml
+
+    from model_builders import SPEECHBRAIN_CTC_LABELS, build_speechbrain_ctc
+
+    folder = offline_models / "speechbrain-wav2vec2-commonvoice-14-en"
+    build_speechbrain_ctc(folder)
+    recognizer = CTCRecognizer(model="speechbrain-wav2vec2-commonvoice-14-en", device="cpu", chunk_s=1.0)
+    assert sorted(recognizer.labels) == sorted(["", *SPEECHBRAIN_CTC_LABELS[1:]])
+    assert recognizer.frame_s == pytest.approx(0.01)  # filter-bank frames
+    clip = jfk[:32000]
+    modules = load_hyperpyyaml((folder / "hyperparams.yaml").read_text())
+    modules["ctc_lin"].load_state_dict(torch.load(folder / "asr.ckpt"))
+    with torch.no_grad():
+        direct = modules["encoder"](torch.from_numpy(clip)[None], torch.ones(1))[0].numpy()
+    columns = recognizer._speechbrain.columns  # the tokenizer's index of each label
+    tokenizer = recognizer._speechbrain._asr.tokenizer
+    assert [tokenizer.ind2lab[c] for c in columns] == [label or "<blank>" for label in recognizer.labels]
+    assert sorted(columns) == list(range(len(SPEECHBRAIN_CTC_LABELS)))
+    np.testing.assert_allclose(recognizer._speechbrain.logprobs(clip), direct[:, columns], atol=1e-4)
+    words = recognizer.transcribe(jfk, speech=[(0.5, 4.0)])[0].words
+    assert words and 0.5 <= words[0].start and words[-1].end <= 4.0
+    assert all(0.0 <= w.confidence <= 1.0 for w in words)

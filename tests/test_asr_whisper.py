@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from whisper_normalizer.english import EnglishTextNormalizer
 
-from speechkit.stages.asr import Biasing, make_recognizer
+from speechkit.stages import make_backend
+from speechkit.stages.asr import Biasing
 from speechkit.stages.asr.whisper import MAX_PROMPT_TOKENS, WhisperRecognizer, plan_clips
 from speechkit.stages.audio import load_audio
 from speechkit.errors import ModelNotAvailableError
@@ -37,12 +38,12 @@ def said(term: str, text: str) -> bool:
 @pytest.fixture(scope="module")
 def tiny() -> dict[int, WhisperRecognizer]:
     """tiny.en, sequential (batch_size=1) and batched (8); both share one loaded model."""
-    return {bs: make_recognizer("whisper", model="tiny.en", device="cpu", batch_size=bs) for bs in (1, 8)}
+    return {bs: make_backend("asr", "whisper", model="tiny.en", device="cpu", batch_size=bs) for bs in (1, 8)}
 
 
 @pytest.fixture(scope="module")
 def base() -> dict[int, WhisperRecognizer]:
-    return {bs: make_recognizer("whisper", model="base", device="cpu", batch_size=bs) for bs in (1, 8)}
+    return {bs: make_backend("asr", "whisper", model="base", device="cpu", batch_size=bs) for bs in (1, 8)}
 
 
 @pytest.fixture(scope="module")
@@ -207,7 +208,7 @@ def test_a_looping_batched_window_is_decoded_again_sequentially(tiny, realdata: 
     redone = batched.transcribe(audio, speech=speech, biasing=Biasing(prompt="A call about the weather."))
     assert calls == [([(6.5, 30.0)], 0.0, None), ([(6.5, 30.0)], 0.5, None)]  # the one clip of both regions
     assert batched.last_stats.cleaned == 1
-    sequential = make_recognizer("whisper", model="tiny.en", device="cpu", batch_size=1, temperatures=[0.0])
+    sequential = make_backend("asr", "whisper", model="tiny.en", device="cpu", batch_size=1, temperatures=[0.0])
     expected = sequential.transcribe(audio, speech=[(6.5, 30.0)])
     assert [w.text for s in redone for w in s.words] == [w.text for s in expected for w in s.words]
     assert all(6.4 <= w.start <= w.end <= 30.1 for s in redone for w in s.words)

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from speechkit.stages.correct import CorrectionResult, Vocabulary, make_corrector
+from speechkit.stages import make_backend
+from speechkit.stages.correct import CorrectionResult, Vocabulary
 from speechkit.stages.correct.lexicon import LexiconCorrector
 from speechkit.io.stm import read_stm
 from speechkit.metrics.wer import word_error_rate
@@ -43,7 +44,7 @@ def segment(text: str, confidence: float | list[float], start: float = 0.0, spea
 
 
 def run(*segments: Segment, vocabulary: Vocabulary = VOCAB, **options) -> CorrectionResult:
-    return make_corrector("lexicon", **options).correct(Transcript("m1", list(segments)), vocabulary)
+    return make_backend("correct", "lexicon", **options).correct(Transcript("m1", list(segments)), vocabulary)
 
 
 def test_recovers_identifiers_at_low_confidence_and_keeps_times():
@@ -181,7 +182,7 @@ def test_stats_are_json_and_options_are_checked():
         LexiconCorrector(min_scor=0.5)
     assert LexiconCorrector(guards={"max_drop_fraction": 0.2}).options.guards.max_drop_fraction == 0.2
     with pytest.raises(ValueError, match="stages.correct.backend: unknown backend 'nope'"):
-        make_corrector("nope")
+        make_backend("correct", "nope")
 
 
 def test_a_lone_common_word_is_not_rewritten_as_a_number_term_when_confident():
@@ -195,11 +196,10 @@ def test_a_lone_common_word_is_not_rewritten_as_a_number_term_when_confident():
 
 def test_real_recording_unsure_words_become_the_term_and_confident_ones_stay(realdata):
     # Whisper tiny.en hears the product name "ComfyUI" as "comfy eye", once unsure, once sure.
-    from speechkit.stages.asr import make_recognizer
     from speechkit.stages.audio import load_audio
 
     audio = load_audio(realdata / "faster-whisper" / "hotwords.mp3")
-    segments = make_recognizer("whisper", model="tiny.en", device="cpu", batch_size=1).transcribe(audio)
+    segments = make_backend("asr", "whisper", model="tiny.en", device="cpu", batch_size=1).transcribe(audio)
     asr = Transcript("hotwords", [s.with_speaker("A") for s in segments])
     result = run(*asr.segments, vocabulary=Vocabulary(terms=("ComfyUI", "Kubernetes", "pacs.008")))
     # The recognizer's miss is judged by the scoring rule (no casing of it, e.g. "comfyUI", counts
@@ -218,11 +218,11 @@ def test_real_recording_unsure_words_become_the_term_and_confident_ones_stay(rea
 
 
 def test_a_term_split_by_the_recognizer_is_joined_even_when_confident():
-    from speechkit.stages.correct import Vocabulary, make_corrector
+    from speechkit.stages.correct import Vocabulary
     from speechkit.transcript import Segment, Transcript, Word
     text = "camt .054 is passing and the rate is 8 .3 now with 45 left"
     words = [Word(w, float(i), i + 0.5, 0.95) for i, w in enumerate(text.split())]
     t = Transcript("m", [Segment.from_words(words, "S0")])
-    result = make_corrector("lexicon").correct(t, Vocabulary.build(["camt.054", "8.3%", "45%"]))
+    result = make_backend("correct", "lexicon").correct(t, Vocabulary.build(["camt.054", "8.3%", "45%"]))
     assert result.transcript.segments[0].text == "camt.054 is passing and the rate is 8.3% now with 45 left"
     assert [e.gate for e in result.stats.edits] == ["respelling", "respelling"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -12,7 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from speechkit.stages.correct import Vocabulary, make_corrector
+from speechkit.stages import make_backend
+from speechkit.stages.correct import Vocabulary
 from speechkit.stages.correct.llm import LLMCorrector
 from speechkit.errors import SpeechkitError
 from speechkit.metrics.wer import word_error_rate
@@ -115,7 +115,7 @@ def endpoint(monkeypatch) -> Iterator[Callable[[Callable[[dict, int], Reply]], E
 
 
 def corrector(**options) -> LLMCorrector:
-    return make_corrector("llm", **{"timeout_s": 2.0, "max_retries": 2, "backoff_s": 0.01, **options})
+    return make_backend("correct", "llm", **{"timeout_s": 2.0, "max_retries": 2, "backoff_s": 0.01, **options})
 
 
 def wer(segments: list[Segment]) -> float:
@@ -231,7 +231,7 @@ def test_server_errors_are_retried_a_bounded_number_of_times_then_counted(endpoi
     assert [s.text for s in result.transcript.segments] == TURNS
     assert result.stats.summary()["failures"] == {"http-500": 2}
     assert "after 3 tries" in result.stats.failures[0].detail
-    dumped = json.dumps(result.stats_dict()) + caplog.text + repr(make_corrector("llm"))
+    dumped = json.dumps(result.stats_dict()) + caplog.text + repr(make_backend("correct", "llm"))
     assert KEY not in dumped and "PLANTED" not in dumped
     assert "kept as they were" in caplog.text
 
@@ -258,10 +258,10 @@ def test_configuration_comes_from_the_environment(monkeypatch):
     for name in ("SPEECHKIT_LLM_BASE_URL", "OPENAI_BASE_URL", "SPEECHKIT_LLM_MODEL"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(SpeechkitError, match="SPEECHKIT_LLM_BASE_URL"):
-        make_corrector("llm")
+        make_backend("correct", "llm")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1/")
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    llm = make_corrector("llm", model="m")
+    llm = make_backend("correct", "llm", model="m")
     assert llm.base_url == "http://127.0.0.1:1/v1" and llm.model == "m"
     assert KEY not in repr(llm) and KEY not in repr(llm.options)
     message = str(pytest.raises(ValueError, LLMCorrector, api_key=KEY).value)

@@ -12,10 +12,10 @@ from pyannote.core import Annotation
 from pyannote.core import Segment as Span
 from pyannote.metrics.diarization import DiarizationErrorRate
 
+from speechkit.stages import make_backend
 from speechkit.stages.diarize import Diarization
 from speechkit.stages.diarize.embedding import Diarizer, sliding_windows
 from speechkit.stages.diarize.embedders import make_embedder
-from speechkit.stages.vad import make_vad
 from speechkit.io.rttm import read_rttm
 from speechkit.transcript import Segment
 
@@ -37,7 +37,7 @@ def der(reference: list[Segment], hypothesis: list[Segment], duration: float = 3
 
 def silero_speech(audio: np.ndarray) -> list[tuple[float, float]]:
     """Speech regions by the VAD stage's default backend and options (what the cascade runs)."""
-    return make_vad("silero", device="cpu")(audio)
+    return make_backend("vad", "silero", device="cpu")(audio)
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ import soundfile as sf
 from pyannote.core import Annotation, Timeline
 from pyannote.core import Segment as Span
 
+from speechkit.stages import make_backend
 from speechkit.stages.diarize.embedding import Diarizer
 from speechkit.stages.diarize.embedders import make_embedder
-from speechkit.stages.vad import make_vad
 from speechkit.stages.identify import cosine_scores, enroll, identify
 from speechkit.io.rttm import read_rttm
 
@@ -118,7 +118,7 @@ def test_sample_enrolled_callers_are_named_for_at_least_90_percent(embedder, rea
             taken += take
             enrolled_until[speaker] = span.start + take
         clips[names[speaker]] = parts
-    speech = make_vad("silero", device="cpu")(audio)  # the VAD stage's default options
+    speech = make_backend("vad", "silero", device="cpu")(audio)  # the VAD stage's default options
     diarization = Diarizer(embedder=embedder)(audio, speech)
     given = identify(diarization.centroids, enroll(embedder, clips))
     assert sorted(given.values()) == ["Diane", "Sheila"]

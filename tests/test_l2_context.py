@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from speechkit.stages import make_backend
 from speechkit.context import PriorMeeting, build_context, confident_rare_words, confident_text
 from speechkit.recipe import ContextBudget
-from speechkit.stages.asr import Biasing, make_recognizer
+from speechkit.stages.asr import Biasing
 from speechkit.stages.audio import load_audio
 from speechkit.transcript import Segment, Transcript, Word
 
@@ -75,7 +76,7 @@ def test_level3_biases_unconditionally(tmp_path, make_real_workspace):
 
 @pytest.fixture(scope="module")
 def tiny():
-    return make_recognizer("whisper", model="tiny.en", device="cpu", batch_size=8)
+    return make_backend("asr", "whisper", model="tiny.en", device="cpu", batch_size=8)
 
 
 def test_verified_hot_words_change_only_the_windows_that_use_them(tiny, realdata: Path):
@@ -88,7 +89,9 @@ def test_verified_hot_words_change_only_the_windows_that_use_them(tiny, realdata
     assert verified == plain and tiny.last_stats.biased_dropped == 1 and tiny.last_stats.biased_kept == 0
     clip = load_audio(realdata / "faster-whisper" / "hotwords.mp3")
     text = " ".join(s.text for s in tiny.transcribe(clip, biasing=Biasing(hotwords=["ComfyUI"], verify_hotwords=True)))
-    assert "ComfyUI" in text and tiny.last_stats.biased_kept == 1
+    # found by the scoring rule (normalised): tiny.en writes "ComfyUI" or "comfyUI" depending on the CPU
+    from speechkit.metrics.terms import term_recall
+    assert term_recall(["ComfyUI"], text).found and tiny.last_stats.biased_kept == 1
 
 
 # ---------------------------------------------------------------------------- speaker memory

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from speechkit.stages import make_backend
 from speechkit.recipe import load_recipe
-from speechkit.stages.correct import make_corrector
 from test_correct_llm import FIXES, TURNS, VOCAB, Endpoint, Reply, completion, transcript, wer
 
 
@@ -40,10 +40,11 @@ def served(monkeypatch) -> Iterator[list[Endpoint]]:
 
 
 def chooser(served: list[Endpoint], behaviour, **options):
+    """A ``choose`` corrector on a scripted endpoint; by default the LLM decides every span."""
     server = Endpoint(behaviour)
     served.append(server)
-    return server, make_corrector("llm", base_url=server.url, model="m", mode="choose", timeout_s=5.0,
-                                  max_retries=0, **options)
+    return server, make_backend("correct", "llm", **{"base_url": server.url, "model": "m", "mode": "choose",
+                                            "timeout_s": 5.0, "max_retries": 0, "ask": "all", **options})
 
 
 def test_choices_are_constrained_by_a_schema_and_applied_with_times(served):
@@ -167,7 +168,7 @@ def test_timeout_bounds_the_whole_request_against_a_trickling_server(in_headers)
     still ends the request (the margin is wide: under 10 s, where no deadline took 30 s)."""
     server = Trickler(every=0.5, limit=30.0, in_headers=in_headers)
     try:
-        llm = make_corrector("llm", base_url=server.url, model="m", timeout_s=2.0, max_retries=0)
+        llm = make_backend("correct", "llm", base_url=server.url, model="m", timeout_s=2.0, max_retries=0)
         started = time.monotonic()
         result = llm.correct(transcript(), VOCAB)
         elapsed = time.monotonic() - started
@@ -185,3 +186,32 @@ def test_llm_recipes_select_the_constrained_local_corrector(name):
     correct = recipe.stages["correct"]
     assert correct.backend == "llm" and correct.options.mode == "choose"
     assert correct.options.model == "smollm2-135m-instruct" and correct.options.base_url is None
+
+
+def test_judged_asks_only_the_lexicons_judgement_calls(served):
+    """``ask: judged``: exact spoken forms apply unasked, the confidence-gated match is the LLM's
+    to decide, and what the lexicon's gates reject is never offered."""
+    from speechkit.stages.correct import Vocabulary
+    from speechkit.transcript import Segment, Transcript, Word
+    from speechkit.workspace import Person
+
+    vocab = Vocabulary.build(["P99", "Kafka", "Kubernetes"], [Person("p1", "Priya Sharma")])
+    turns = [("so the p ninety nine latency is fine", 0.9),  # a spoken form: certain
+             ("we run cafe ka in production", 0.3),          # a strong match, the ASR unsure: judged
+             ("we run cubernetes and the pre a talk", 0.95)]  # the ASR sure, a weak match: rejected
+    segments = [Segment.from_words([Word(w, i * 10 + k * 0.5, i * 10 + k * 0.5 + 0.4, conf)
+                                    for k, w in enumerate(text.split())], "S0")
+                for i, (text, conf) in enumerate(turns)]
+    seen: list[dict] = []
+
+    def record(request: dict, call: int) -> Reply:
+        seen.append(request)
+        return 200, completion(json.dumps({n: o[-1] for n, o in items_of(request).items()})), 0.0
+
+    _, llm = chooser(served, record, ask="judged")
+    result = llm.correct(Transcript("m", segments), vocab)
+    (request,) = seen
+    assert [o[0] for o in items_of(request).values()] == ["cafe ka"]
+    assert [s.text for s in result.transcript.segments] == [
+        "so the P99 latency is fine", "we run Kafka in production", turns[2][0]]
+    assert [(e.new, e.gate) for e in result.stats.edits] == [("P99", "spoken-form"), ("Kafka", "llm")]

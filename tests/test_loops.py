@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from speechkit.stages.asr import Biasing, DecodeStats, make_recognizer
+from speechkit.stages import make_backend
+from speechkit.stages.asr import Biasing, DecodeStats
 from speechkit.stages.asr.whisper import (WhisperOptions, _cleaned, _tokens, _Window, outside_speech,
                                           repeated_run)
 from speechkit.stages.audio import load_audio
@@ -61,7 +62,7 @@ def test_words_outside_speech_are_redecoded_without_biasing_then_dropped(sample,
     """Speech regions with a 12 s gap that holds real speech: the clip spans the gap, so Whisper
     writes words there; the window is flagged, decoded again (unbiased, then at temperature 0.5)
     and, still flagged, keeps no word outside the regions."""
-    recognizer = make_recognizer("whisper", model="tiny.en", device="cpu", batch_size=batch_size,
+    recognizer = make_backend("asr", "whisper", model="tiny.en", device="cpu", batch_size=batch_size,
                                  temperatures=[0.0, 0.5])
     calls = []
     original = recognizer._decode_clips
@@ -87,14 +88,14 @@ def test_words_outside_speech_are_redecoded_without_biasing_then_dropped(sample,
 def test_repeated_words_flag_a_window_on_every_path(sample, batch_size):
     """sample.wav opens with "Hello. Hello.": with a loop threshold of two copies the window is
     flagged as a repeat and what comes out has no two equal words in a row."""
-    strict = make_recognizer("whisper", model="tiny.en", device="cpu", batch_size=batch_size,
+    strict = make_backend("asr", "whisper", model="tiny.en", device="cpu", batch_size=batch_size,
                              temperatures=[0.0, 0.5], loop_repeats=2, loop_min_words=2)
     segments = strict.transcribe(sample, speech=[(0.0, 12.0)])
     assert strict.last_stats.flagged.get("repeat") == 1
     assert strict.last_stats.redecoded_fallback == 1
     tokens = _tokens([w for s in segments for w in s.words])
     assert tokens and repeated_run(tokens, 6, 2, 2) is None
-    plain = make_recognizer("whisper", model="tiny.en", device="cpu", batch_size=batch_size)
+    plain = make_backend("asr", "whisper", model="tiny.en", device="cpu", batch_size=batch_size)
     assert plain.transcribe(sample, speech=[(0.0, 12.0)]) and plain.last_stats.flagged_windows == 0
 
 

@@ -8,9 +8,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -32,20 +30,9 @@ def offline_env(models: Path, tmp: Path) -> dict[str, str]:
             "HF_HUB_CACHE": str(tmp / "hf"), "PYTHONPATH": str(REPO)}
 
 
-def make_recipe(env: dict[str, str], **variables: Any) -> subprocess.CompletedProcess:
+def make_recipe(env: dict[str, str], **variables: object) -> subprocess.CompletedProcess:
     return subprocess.run(["make", "--no-print-directory", "recipe", *(f"{k}={v}" for k, v in variables.items())],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
-
-
-def models_of(data: Any) -> Iterator[tuple[str, str]]:
-    """(dotted option path, model name) of every ``model`` option in a stage's resolved options;
-    an LLM corrector's ``model`` counts only without an endpoint (else the endpoint names it)."""
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if key == "model" and isinstance(value, str) and not data.get("base_url"):
-                yield key, value
-            else:
-                yield from ((f"{key}.{k}", v) for k, v in models_of(value))
 
 
 @pytest.fixture(scope="module")
@@ -87,14 +74,12 @@ def test_every_shipped_recipe_loads_and_names_registered_models(name):
         recipe = load_recipe(name, level=level)
         assert recipe.level == level and recipe.name == f"{name}-l{level}"
     assert load_recipe(f"{name}-l2").level == 2  # the NAME-lN form
-    named = [(stage, path, model) for stage, spec in recipe.stages.items()
-             for path, model in models_of(spec.as_dict())]
-    assert any(stage == "asr" for stage, _, _ in named)
-    for stage, path, model in named:
+    named = [(stage, model) for stage, spec in recipe.stages.items() for model in registry.models_named(spec.as_dict())]
+    assert {"vad", "asr"} <= {stage for stage, _ in named}
+    for stage, model in named:
         record = registry.get(model)  # a registered name, not a path or a typo
-        backend = recipe.stages[stage].backend
-        embedder = recipe.stages[stage].as_dict().get("embedder")
-        assert record.backend in {backend, embedder, "silero"}, (name, stage, path, model)
+        spec = recipe.stages[stage].as_dict()
+        assert record.backend in {spec["backend"], spec.get("embedder")}, (name, stage, model)
 
 
 @pytest.mark.parametrize("name", [r for r in RECIPES if r not in RUN_ELSEWHERE])
@@ -103,7 +88,7 @@ def test_every_shipped_recipe_runs_end_to_end_or_names_what_to_fetch(name, works
     one that needs another model stops with the fetch command for it (the tests that build those
     models run these recipes end to end: test_pyannote_backend, test_ecapa_backend, above)."""
     recipe = load_recipe(name, level=3).with_overrides(device="cpu")
-    needed = [m for spec in recipe.stages.values() for _, m in models_of(spec.as_dict())]
+    needed = [m for spec in recipe.stages.values() for m in registry.models_named(spec.as_dict())]
     needed += [r for m in needed for r in registry.get(m).requires]
     absent = [m for m in needed if not registry.available(m)]
     ws = load_workspace(workspace)

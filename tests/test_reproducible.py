@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from speechkit.stages.asr import make_recognizer
+from speechkit.stages import make_backend
 from speechkit.stages.audio import load_audio
 
 # Every window decoded by sampling at temperature 1.0 (the sequential path samples 5 candidates):
@@ -17,7 +17,7 @@ SAMPLING = {"backend": "whisper", "model": "tiny.en", "batch_size": 1, "temperat
 
 
 def test_sampled_decoding_is_seeded(realdata: Path):
-    recognizer = make_recognizer("whisper", device="cpu", **{k: v for k, v in SAMPLING.items() if k != "backend"})
+    recognizer = make_backend("asr", "whisper", device="cpu", **{k: v for k, v in SAMPLING.items() if k != "backend"})
     audio = load_audio(realdata / "pyannote-sample" / "sample.wav")
     first = [(w.text, w.start, w.end, w.confidence) for s in recognizer.transcribe(audio, speech=[(0.0, 30.0)])
              for w in s.words]

@@ -70,8 +70,10 @@ def test_sample_two_callers_transcribed_diarized_and_named(enrolled_run, realdat
     rest = [(pid, seg) for (pid, start, _), (_, seg) in zip(word_spans(ref), routed) if start >= ENROLLED_UNTIL[pid]]
     named = sum(seg is not None and seg.speaker_name == pid for pid, seg in rest) / len(rest)
     # Measured 0.884 of words (speech time: 0.944, tests/test_identify.py): the words lost are at
-    # turn changes, where word times put a few words of one caller into the other's turn.
-    assert len(rest) > 40 and named >= 0.85
+    # turn changes, where word times put a few words of one caller into the other's turn. Word times
+    # move with the CPU's int8 kernels: 0.80 leaves 3 of the 43 words as slack (0.85 left one),
+    # and still fails if a caller is unnamed or the names are swapped (at most about 0.5).
+    assert len(rest) > 40 and named >= 0.80
 
 
 def test_each_stereo_channel_selected_alone(realdata, tmp_path, capsys):

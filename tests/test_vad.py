@@ -7,14 +7,15 @@ import numpy as np
 import pytest
 import torch
 
+from speechkit.stages import make_backend
 from speechkit.stages.audio import load_audio
 from speechkit.errors import ModelNotAvailableError
-from speechkit.stages.vad import VadOptions, make_vad, regions_from_probabilities
+from speechkit.stages.vad import VadOptions, regions_from_probabilities
 
 
 @pytest.fixture(scope="module")
 def silero():
-    return make_vad("silero", device="cpu")
+    return make_backend("vad", "silero", device="cpu")
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def test_jfk_is_one_region_covering_the_speech(silero, jfk: np.ndarray) -> None:
 
 
 def test_short_pauses_split_regions_when_asked(jfk: np.ndarray, silero) -> None:
-    fine = make_vad("silero", device="cpu", min_silence_s=0.1, pad_s=0.03)
+    fine = make_backend("vad", "silero", device="cpu", min_silence_s=0.1, pad_s=0.03)
     regions = fine(jfk)
     assert len(regions) >= 3  # JFK pauses ~1 s between phrases
     assert all(b[0] - a[1] >= 0.1 for a, b in zip(regions, regions[1:]))
@@ -84,7 +85,7 @@ def test_other_sample_rates_are_resampled(silero, sample: np.ndarray, realdata: 
 
 def test_torchscript_matches_onnx_and_keeps_torch_threads(silero, sample: np.ndarray) -> None:
     threads = torch.get_num_threads()
-    jit = make_vad("silero", device="cpu", onnx=False)
+    jit = make_backend("vad", "silero", device="cpu", onnx=False)
     assert torch.get_num_threads() == threads  # importing silero_vad sets 1 for the process
     p_jit, step = jit.probabilities(sample)
     p_onnx, _ = silero.probabilities(sample)
@@ -101,7 +102,7 @@ def test_region_rules() -> None:
     merged = VadOptions(threshold=0.5, min_speech_s=0.0, min_silence_s=0.5, pad_s=0.05)
     assert regions_from_probabilities(probs, 0.1, merged, 2.3) == [(0.05, 1.15), (1.85, 2.3)]
     with pytest.raises(ValueError, match="stages.vad.backend: unknown backend 'webrtc'"):
-        make_vad("webrtc")
+        make_backend("vad", "webrtc")
 
 
 @pytest.fixture
@@ -117,7 +118,7 @@ def no_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                                            ("pyannote", "pyannote-segmentation-3.0")])
 def test_missing_weights_say_how_to_get_them(no_models: Path, backend: str, name: str) -> None:
     with pytest.raises(ModelNotAvailableError) as info:
-        make_vad(backend, device="cpu")
+        make_backend("vad", backend, device="cpu")
     message = str(info.value)
     assert f"speechkit models fetch {name}" in message
     assert str(no_models / name) in message
@@ -165,7 +166,7 @@ def test_speechbrain_backend_loads_a_local_model(no_models: Path, sample: np.nda
     with torch.no_grad():
         model[1].bias.fill_(20.0)
     torch.save(model.state_dict(), folder / "model.ckpt")
-    vad = make_vad("speechbrain", device="cpu")
+    vad = make_backend("vad", "speechbrain", device="cpu")
     probs, step = vad.probabilities(sample[:16000 * 25])  # not a multiple of the 10 s pieces
     assert step == 0.01 and len(probs) == 2500
     assert probs.min() > 0.99  # the checkpoint's weights were loaded
@@ -190,7 +191,7 @@ def test_pyannote_backend_loads_a_local_model(no_models: Path, sample: np.ndarra
     folder = no_models / "pyannote-segmentation-3.0"
     folder.mkdir(parents=True)
     torch.save(checkpoint, folder / "pytorch_model.bin")
-    vad = make_vad("pyannote", device="cpu")
+    vad = make_backend("vad", "pyannote", device="cpu")
     probs, step = vad.probabilities(sample)
     assert step == pytest.approx(0.0169, abs=0.001)
     assert len(probs) * step == pytest.approx(30.0, abs=0.2)

@@ -29,8 +29,7 @@ def _metrics(text: str) -> tuple[str, ...]:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from speechkit.cli.score import _bounded_int
-    from speechkit.metrics.bootstrap import MAX_RESAMPLES, MAX_SEED, RESAMPLES, SEED
+    from speechkit.cli.score import add_bootstrap_options
 
     p = sub.add_parser("compare", help="paired comparison of runs of one workspace (deltas with CIs)",
                        description="Compare runs of one workspace (two ASR backends, two models, two context "
@@ -42,10 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--metrics", type=_metrics, help="metrics to compare, comma-separated (default: all)")
     p.add_argument("--per-meeting", type=_metrics, default=("wer", "der"),
                    help="metrics of the per-meeting tables, comma-separated (default: wer,der)")
-    p.add_argument("--resamples", metavar="N", type=_bounded_int(MAX_RESAMPLES), default=RESAMPLES,
-                   help=f"bootstrap resamples of the meetings (default {RESAMPLES})")
-    p.add_argument("--seed", metavar="N", type=_bounded_int(MAX_SEED), default=SEED,
-                   help=f"seed of the bootstrap resampling (default {SEED})")
+    add_bootstrap_options(p)
     p.set_defaults(handler=run)
 
 

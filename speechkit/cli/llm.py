@@ -27,7 +27,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="registry name (speechkit models list --stage correct) or a .gguf file "
                             "(default: smollm2-135m-instruct)")
     serve.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="listen port (default 8080; 0: a free one)")
+    serve.add_argument("--port", type=_port, default=8080, help="listen port (default 8080; 0: a free one)")
     serve.add_argument("--n-ctx", type=int, default=4096, help="context window in tokens (default 4096)")
     serve.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core)")
     serve.add_argument("--gpu-layers", type=int, default=0,
@@ -35,6 +35,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--for", dest="seconds", type=float, default=None, metavar="SECONDS",
                        help="stop after this many seconds (default: run until Ctrl-C)")
     serve.set_defaults(handler=run_serve)
+
+
+def _port(text: str) -> int:
+    """A TCP port number, 0 (a free one) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0-65535)")
+    return port
 
 
 def run_serve(args: argparse.Namespace) -> int:

@@ -37,6 +37,16 @@ def _collar(text: str) -> float:
     return value
 
 
+def add_bootstrap_options(p: argparse.ArgumentParser) -> None:
+    """``--seed`` and ``--resamples`` of the bootstrap CIs (score and compare share them)."""
+    from speechkit.metrics.bootstrap import MAX_RESAMPLES, MAX_SEED, RESAMPLES, SEED
+
+    p.add_argument("--seed", metavar="N", type=_bounded_int(MAX_SEED), default=SEED,
+                   help=f"seed of the bootstrap resampling, 0 to 2^63-1 (default {SEED})")
+    p.add_argument("--resamples", metavar="N", type=_bounded_int(MAX_RESAMPLES), default=RESAMPLES,
+                   help=f"bootstrap resamples over meetings, 0 to {MAX_RESAMPLES} (default {RESAMPLES}; 0: no CI)")
+
+
 def _bounded_int(top: int):
     """An argparse type: a whole number from 0 to ``top`` (bounded so memory and numpy stay in range)."""
     def parse(text: str) -> int:
@@ -48,7 +58,6 @@ def _bounded_int(top: int):
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from speechkit.metrics.bootstrap import MAX_RESAMPLES, MAX_SEED, RESAMPLES, SEED
     from speechkit.metrics.cpwer import TCP_COLLAR
     from speechkit.metrics.diarization import COLLAR
 
@@ -73,10 +82,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help=f"DER/JER collar in seconds on EACH side of reference boundaries (default {COLLAR})")
     p.add_argument("--tcp-collar", metavar="S", type=_collar, default=TCP_COLLAR,
                    help=f"tcpWER collar in seconds (default {TCP_COLLAR:g})")
-    p.add_argument("--seed", metavar="N", type=_bounded_int(MAX_SEED), default=SEED,
-                   help=f"seed of the bootstrap resampling, 0 to 2^63-1 (default {SEED})")
-    p.add_argument("--resamples", metavar="N", type=_bounded_int(MAX_RESAMPLES), default=RESAMPLES,
-                   help=f"bootstrap resamples over meetings, 0 to {MAX_RESAMPLES} (default {RESAMPLES}; 0: no CI)")
+    add_bootstrap_options(p)
     p.set_defaults(handler=run)
 
 

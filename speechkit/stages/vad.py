@@ -3,7 +3,7 @@
 Every backend computes a speech probability per frame; one shared post-processing turns the
 probabilities into regions with the options of :class:`VadOptions` (hysteresis threshold,
 padding, merging of short pauses, dropping of short blips), so backends differ only in their
-model. Backends (``BACKENDS``; :func:`make_vad` builds one from keyword options):
+model. Backends (``BACKENDS``; ``make_backend("vad", NAME, **options)`` builds one from keyword options):
 
 - ``silero`` (default): Silero VAD v5, whose weights ship in the ``silero-vad`` package
   (TorchScript, or ONNX with ``onnx=True``); 32 ms frames evaluated in one streaming pass.
@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from speechkit import registry
 from speechkit.cache import digest
 from speechkit.devices import resolve_device
-from speechkit.stages import BackendStage, StageSpec, make_backend, model_identity
+from speechkit.stages import BackendStage, StageSpec, model_identity
 from speechkit.stages.audio import SAMPLE_RATE, iter_audio_chunks
 from speechkit.stages.options import StageOptions
 from speechkit.stages.record import MeetingRecord
@@ -254,11 +254,6 @@ class PyannoteVad(_FrameVad):
         import torch
         scores = self.inference({"waveform": torch.from_numpy(audio)[None], "sample_rate": SAMPLE_RATE})
         return np.nan_to_num(scores.data[:, 0]), float(scores.sliding_window.step)
-
-
-def make_vad(backend: str = DEFAULT_BACKEND, device: str = "auto", **options: Any) -> Vad:
-    """The VAD backend named ``backend`` with recipe-style keyword options (validated)."""
-    return make_backend("vad", backend, device, **options)
 
 
 def build(spec: StageSpec, device: str = "auto") -> VadStage:

@@ -20,14 +20,13 @@ import numpy as np
 
 from speechkit.cache import digest
 from speechkit.io.seglst import segments_from_rows, segments_to_rows
-from speechkit.stages import BackendStage, StageSpec, make_backend, model_identity
+from speechkit.stages import BackendStage, StageSpec, model_identity
 from speechkit.stages.asr.biasing import AsrOptions, Biasing
 from speechkit.stages.audio import read_blocks, span_blocks
 from speechkit.stages.record import MeetingRecord
 from speechkit.transcript import Segment
 
-__all__ = ["AsrOptions", "AsrStage", "Biasing", "DecodeStats", "Recognition", "Recognizer", "build",
-           "make_recognizer"]
+__all__ = ["AsrOptions", "AsrStage", "Biasing", "DecodeStats", "Recognition", "Recognizer", "build"]
 
 BACKENDS = {
     "whisper": "speechkit.stages.asr.whisper:WhisperRecognizer",
@@ -111,11 +110,6 @@ class Recognizer(Protocol):
                    biasing: Biasing | None = None) -> list[Segment]:
         """Recognise ``audio`` (16 kHz mono float32); ``speech`` limits decoding to those regions (s)."""
         ...
-
-
-def make_recognizer(backend: str = DEFAULT_BACKEND, device: str = "auto", **options: Any) -> Recognizer:
-    """The ASR backend named ``backend`` with recipe-style keyword options (validated)."""
-    return make_backend("asr", backend, device, **options)
 
 
 def build(spec: StageSpec, device: str = "auto") -> AsrStage:

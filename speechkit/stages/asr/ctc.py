@@ -1,7 +1,8 @@
 """CTC speech recognition: a wav2vec2-style acoustic model decoded by pyctcdecode beam search.
 
-The acoustic model (transformers ``AutoModelForCTC`` with a character vocabulary, named by its
-registry name or a folder and resolved by :mod:`speechkit.registry`) gives per-frame log-probabilities over characters. pyctcdecode searches them
+The acoustic model (transformers ``AutoModelForCTC``, or a speechbrain ``EncoderASR``, with a
+character vocabulary, named by its registry name or a folder and resolved by
+:mod:`speechkit.registry`) gives per-frame log-probabilities over characters. pyctcdecode searches them
 with an optional KenLM n-gram built from ``Biasing.lm_text`` (speechkit.lm) and score-level
 hot-word boosts. A word's times are the frames its characters span; its confidence is the
 acoustic support for the decoded spelling over those frames (so a word that the LM or a hot
@@ -125,9 +126,10 @@ class CTCOptions(AsrOptions):
 
     ``model``: a registry name (``speechkit models list --stage asr``; resolved offline, see
     :mod:`speechkit.registry`), or a folder holding a transformers CTC model with its tokenizer
-    and feature extractor (``save_pretrained`` layout).
-    ``compute_type``: ``default`` (float16 on a GPU, float32 on a CPU), ``float32``, ``float16``
-    or ``bfloat16``.
+    and feature extractor (``save_pretrained`` layout) or a speechbrain ``EncoderASR`` CTC model
+    (``hyperparams.yaml`` and its checkpoints); either with a character vocabulary.
+    ``compute_type`` (transformers models; speechbrain ones run in float32): ``default`` (float16
+    on a GPU, float32 on a CPU), ``float32``, ``float16`` or ``bfloat16``.
     ``beam_width``, ``alpha`` (LM weight), ``beta`` (word bonus), ``unk_score_offset``: beam search.
     ``hotword_weight``: hot-word boost, unless ``Biasing.hotword_weight`` sets one.
     ``lm_order``: order of the n-gram built from ``Biasing.lm_text`` (cached in ``lm_cache_dir``,
@@ -176,7 +178,16 @@ class CTCRecognizer:
         if self.compute_type == "default":
             self.compute_type = "float16" if self.device.startswith("cuda") else "float32"
         self._dtype = getattr(torch, self.compute_type)
-        self._model, self._features, tokenizer = self._load()
+        folder = registry.resolve(self.options.model)
+        self._speechbrain: _SpeechBrainCTC | None = None
+        if (folder / "hyperparams.yaml").is_file() and not (folder / "config.json").is_file():
+            self._speechbrain = _SpeechBrainCTC(folder, self.device)
+            self._hop, self._receptive = self._speechbrain.hop, self._speechbrain.receptive
+            self._columns, self.labels = self._speechbrain.columns, self._speechbrain.labels
+            self.frame_s = self._hop / SAMPLE_RATE
+            self._finish()
+            return
+        self._model, self._features, tokenizer = self._load(folder)
         if self._features.sampling_rate != SAMPLE_RATE:
             raise ModelNotAvailableError(
                 f"{self.options.model}: the model takes {self._features.sampling_rate} Hz audio; "
@@ -188,19 +199,22 @@ class CTCRecognizer:
             (k - 1) * math.prod(config.conv_stride[:i]) for i, k in enumerate(config.conv_kernel) if i)
         self.frame_s = self._hop / SAMPLE_RATE
         self._columns, self.labels = self._vocabulary(tokenizer, config.vocab_size)
+        self._finish()
+
+    def _finish(self) -> None:
         self._alphabet = "".join(c for c in self.labels if c.strip())
         self._plain = build_decoder(self.labels)
         self._lm_decoder: tuple[Path, Any] | None = None
 
-    def _load(self) -> tuple[Any, Any, Any]:
-        """The model, feature extractor and tokenizer of the folder the registry resolves."""
+    def _load(self, folder: Path) -> tuple[Any, Any, Any]:
+        """The model, feature extractor and tokenizer of a transformers model folder."""
         try:
             from transformers import AutoFeatureExtractor, AutoModelForCTC, AutoTokenizer
         except ImportError as e:
             raise ModelNotAvailableError(
                 f"the ctc backend needs transformers (pip install 'speechkit[stages]'): {e}") from e
-        folder = registry.resolve(self.options.model)
-        expected = "a transformers CTC model folder (config.json, weights, vocab.json, preprocessor_config.json)"
+        expected = ("a transformers CTC model folder (config.json, weights, vocab.json, preprocessor_config.json) "
+                    "or a speechbrain EncoderASR folder (hyperparams.yaml and its checkpoints)")
         if not (folder / "config.json").is_file():
             raise ModelNotAvailableError(f"{folder}: no config.json; expected {expected}")
         try:
@@ -247,6 +261,8 @@ class CTCRecognizer:
 
         if len(wav) < self._receptive:
             wav = np.pad(wav, (0, self._receptive - len(wav)))
+        if self._speechbrain is not None:
+            return self._speechbrain.logprobs(wav)
         values = self._features(wav, sampling_rate=SAMPLE_RATE, return_tensors="np").input_values
         with torch.inference_mode():
             x = torch.from_numpy(np.asarray(values)).to(self.device, dtype=self._dtype)
@@ -305,3 +321,63 @@ class CTCRecognizer:
             if words:
                 segments.append(Segment.from_words(words, speaker=""))
         return segments
+
+
+class _SpeechBrainCTC:
+    """A speechbrain ``EncoderASR`` CTC model (e.g. ``speechbrain/asr-wav2vec2-commonvoice-14-en``)
+    loaded in place from its folder: its encoder gives per-frame log-probabilities over the
+    tokenizer's labels (a ``CTCTextEncoder``, or a SentencePiece model whose pieces are single
+    characters, ``▁`` the word break); the label at ``blank_index`` is the CTC blank."""
+
+    def __init__(self, folder: Path, device: str) -> None:
+        try:
+            from speechbrain.inference.ASR import EncoderASR
+        except ImportError as e:
+            raise ModelNotAvailableError(
+                f"a speechbrain CTC model needs speechbrain (pip install 'speechkit[stages]'): {e}") from e
+        try:
+            self._asr = EncoderASR.from_hparams(source=str(folder.resolve()), run_opts={"device": device},
+                                                overrides={"pretrained_path": str(folder.resolve())},
+                                                overrides_must_match=False)
+        except (OSError, ValueError, KeyError, RuntimeError, AttributeError) as e:
+            problem = " ".join(str(e).split())[:300]
+            raise ModelNotAvailableError(f"{folder}: cannot load a speechbrain CTC model ({problem})") from None
+        self._asr.eval()
+        self._device = device
+        blank = int(getattr(self._asr.hparams, "blank_index", 0))
+        tokens = self._tokens()
+        self.columns, self.labels = [], []
+        for i, token in enumerate(tokens):
+            if i == blank:
+                label = ""
+            elif len(token) > 2 and token.startswith("<") and token.endswith(">"):
+                continue  # <unk>, <s>, </s>: never decoded
+            else:
+                label = " " if token in ("▁", " ", "|") else token
+                if len(label) != 1:
+                    raise ModelNotAvailableError(f"{folder}: token {token!r} is not a single character; the "
+                                                 f"ctc backend needs a character vocabulary")
+            self.columns.append(i)
+            self.labels.append(label.lower() if label.strip() else label)
+        if "" not in self.labels or " " not in self.labels or len(set(self.labels)) != len(self.labels):
+            raise ModelNotAvailableError(f"{folder}: the vocabulary needs a blank, a word break and distinct "
+                                         f"characters")
+        # samples per frame: the frames one more second of audio adds
+        frames = [self.logprobs(np.zeros(n * SAMPLE_RATE, np.float32)).shape[0] for n in (1, 2)]
+        self.hop = max(1, round(SAMPLE_RATE / max(1, frames[1] - frames[0])))
+        self.receptive = max(self.hop, 400)
+
+    def _tokens(self) -> list[str]:
+        tokenizer = self._asr.tokenizer
+        if hasattr(tokenizer, "ind2lab"):  # speechbrain's CTCTextEncoder
+            return [str(tokenizer.ind2lab[i]) for i in range(len(tokenizer.ind2lab))]
+        return [tokenizer.id_to_piece(i) for i in range(tokenizer.vocab_size())]  # SentencePiece
+
+    def logprobs(self, wav: np.ndarray) -> np.ndarray:
+        """Per-frame log-probabilities ``(frames, len(labels))`` of 16 kHz mono ``wav``."""
+        import torch
+
+        with torch.inference_mode():
+            x = torch.from_numpy(np.asarray(wav, dtype=np.float32))[None].to(self._device)
+            out = self._asr.encode_batch(x, torch.ones(1, device=self._device))[0][:, self.columns].float()
+            return torch.log_softmax(out, dim=-1).cpu().numpy()

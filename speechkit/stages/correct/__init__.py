@@ -6,7 +6,7 @@ and returns a :class:`CorrectionResult`: the corrected transcript and what it di
 Every rewrite of a turn passes :mod:`speechkit.stages.correct.guards` or is rejected, so a corrector
 changes nothing but vocabulary spans.
 
-Backends (``BACKENDS``; :func:`make_corrector` builds one from keyword options): ``lexicon`` (constrained phonetic/orthographic
+Backends (``BACKENDS``; ``make_backend("correct", NAME, **options)`` builds one from keyword options): ``lexicon`` (constrained phonetic/orthographic
 replacement gated by ASR confidence or an LM, :mod:`~speechkit.stages.correct.lexicon`) and ``llm``
 (an OpenAI-compatible chat endpoint, :mod:`~speechkit.stages.correct.llm`).
 """
@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
-from speechkit.stages import BackendStage, StageSpec, make_backend
+from speechkit.stages import BackendStage, StageSpec
 from speechkit.stages.correct.spoken import Entry
 from speechkit.stages.record import MeetingRecord
 from speechkit.transcript import Segment, Transcript, Word
@@ -171,11 +171,6 @@ class Corrector(Protocol):
     def correct(self, transcript: Transcript, vocabulary: Vocabulary) -> CorrectionResult:
         """Correct vocabulary spans of ``transcript``; never fails on a bad turn or endpoint."""
         ...
-
-
-def make_corrector(backend: str = DEFAULT_BACKEND, **options: Any) -> Corrector:
-    """The correction backend named ``backend`` with recipe-style keyword options (validated)."""
-    return make_backend("correct", backend, **options)
 
 
 @dataclass

@@ -41,16 +41,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from speechkit.stages.correct import (
-    CorrectionResult,
-    CorrectionStats,
-    Edit,
-    Rejection,
-    Vocabulary,
-    rebuild,
-    replace_span,
-    segment_words,
-)
+from speechkit.stages.correct import (CorrectionResult, CorrectionStats, Edit, Rejection, Vocabulary,
+    rebuild, replace_span, segment_words)
 from speechkit.stages.correct.guards import GuardOptions, check_rewrite
 from speechkit.stages.correct.spoken import EDGE_PUNCTUATION, Entry, compact, normalize_word, possessive, score_matrix
 from speechkit.stages.options import StageOptions

