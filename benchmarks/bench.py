@@ -410,7 +410,12 @@ def _wer(references: tuple[tuple[Path, str], ...], hypotheses: list[str]) -> dic
     results = [word_error_rate(text, hyp) for (_, text), hyp in zip(references, hypotheses)]
     errors, words = sum(r.errors for r in results), sum(r.reference_words for r in results)
     return {"value": round(errors / words, 4) if words else None, "errors": errors, "reference_words": words,
-            "clips": {Path(clip).name: r.ratio.value for (clip, _), r in zip(references, results)}}
+            "clips": {_label(clip): r.ratio.value for (clip, _), r in zip(references, results)}}
+
+
+def _label(clip: str | Path) -> str:
+    """A reference clip by its folder and name (``m01/audio.flac``: the demo's files share names)."""
+    return f"{Path(clip).parent.name}/{Path(clip).name}"
 
 
 def run_bench(options: BenchOptions) -> dict[str, Any]:

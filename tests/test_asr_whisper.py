@@ -202,7 +202,13 @@ def test_a_looping_batched_window_is_decoded_again_sequentially(tiny, realdata: 
     original = batched._decode_clips
     monkeypatch.setattr(batched, "_decode_clips", lambda audio, clips, t, biased, *a: calls.append(
         (clips, t, biased["initial_prompt"])) or original(audio, clips, t, biased, *a))
-    assert batched.transcribe(audio, speech=speech) and calls == []  # real speech does not loop
+    assert batched.transcribe(load_audio(realdata / "faster-whisper" / "jfk.flac")) and calls == []
+    assert batched.last_stats.windows == 1 and batched.last_stats.flagged_windows == 0  # clean speech: kept
+    # sample.wav opens with "Hello. Hello. Oh, hello.": with some CPUs' int8 kernels tiny.en writes
+    # "Hello." five times, a real repeat that is caught. So here: decoded again exactly when flagged.
+    assert batched.transcribe(audio, speech=speech) and batched.last_stats.windows == 1
+    assert (calls != []) == (batched.last_stats.flagged_windows == 1)
+    calls.clear()
     monkeypatch.setattr(batched, "options", replace(batched.options, compression_ratio_threshold=0.0,
                                                     temperatures=(0.0, 0.5)))
     redone = batched.transcribe(audio, speech=speech, biasing=Biasing(prompt="A call about the weather."))

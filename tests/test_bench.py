@@ -74,7 +74,7 @@ def test_bench_md_reports_the_ratios_and_the_machine(bench):
         assert f"| {name} |" in text
     assert f"{report['ratios']['l3_cascade_vs_bare_sequential']:.2f}x" in text
     assert "| 1x | 11.0 |" in text
-    assert "pooled over 22 reference words (jfk.flac)" in text
+    assert "pooled over 22 reference words (faster-whisper/jfk.flac)" in text
 
 
 def test_default_wer_references_hold_at_least_1000_words(realdata: Path):

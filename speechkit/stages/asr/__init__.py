@@ -42,7 +42,8 @@ class DecodeStats:
     ``windows``: decoding windows checked. ``flagged``: windows flagged, by reason (``repeat``,
     ``compression``, ``outside_speech``, ``log_prob``; a window may have several).
     ``flagged_windows``: windows flagged at all. ``redecoded_unbiased``: windows decoded again
-    without the prompt and hot words. ``redecoded_fallback``: windows decoded again at a sampling
+    at the first temperature without the prompt and hot words (a window with words outside speech:
+    on its speech regions only). ``redecoded_fallback``: windows decoded again at a sampling
     temperature (one per window and temperature tried). ``cleaned``: windows still flagged after
     every re-decode, kept with repeats collapsed and words outside speech dropped.
     ``biased_kept`` / ``biased_dropped``: with :attr:`Biasing.verify_hotwords`, windows whose biased

@@ -90,12 +90,13 @@ class WhisperOptions(AsrOptions):
     when at least ``outside_speech_words`` of its words (0: never) lie wholly outside the speech
     regions widened by ``speech_pad_s`` seconds, or (``log_prob_threshold`` not None) when its
     mean token log-probability is below that. A flagged window is decoded again without the
-    prompt and hot words (when it had them, at ``temperatures[0]``), then at each further
-    temperature of ``temperatures`` in turn (sampling, seeded); one still flagged after that keeps
-    its unbiased decoding at ``temperatures[0]`` (its first decoding when it had no biasing) with
-    the repeats collapsed and the words outside speech dropped. Both paths decode first at
-    ``temperatures[0]``; this schedule replaces faster-whisper's own fallback in the sequential
-    path.
+    prompt and hot words at ``temperatures[0]`` (when it had them, or when it has words outside
+    speech: that window is then decoded on its speech regions only, gaps left out), then at each
+    further temperature of ``temperatures`` in turn (sampling, seeded); one still flagged after
+    that keeps its unbiased decoding at ``temperatures[0]`` (its first decoding when there is
+    none) with the repeats collapsed and the words outside speech dropped. Both paths decode
+    first at ``temperatures[0]``; this schedule replaces faster-whisper's own fallback in the
+    sequential path.
     """
 
     model: str = "tiny.en"
@@ -304,29 +305,37 @@ class WhisperRecognizer:
                 bad[i] = reasons
                 stats.flag(reasons, window.clips)
         kept = dict.fromkeys(bad)  # what a window that stays flagged keeps: its unbiased first-temperature decoding
-        unbiased = _UNBIASED
-        temperatures = self.options.temperatures
-        first = 0 if any(biased.values()) else 1  # the unbiased decoding at temperatures[0] exists without biasing
-        for attempt, temperature in enumerate(temperatures[first:], start=first):
+        # A window with words outside speech is decoded again on its speech regions only; one
+        # decoded without biasing and not for that starts again at the first sampling temperature.
+        spans = {i: _speech_only(windows[i].clips, speech) if "outside_speech" in reasons else windows[i].clips
+                 for i, reasons in bad.items()}
+        first = {i: 0 if any(biased.values()) or "outside_speech" in reasons else 1 for i, reasons in bad.items()}
+        for attempt, temperature in enumerate(self.options.temperatures):
+            todo = [i for i in bad if first[i] <= attempt]
             if not bad:
                 break
+            if not todo:
+                continue
             log.info("decoding %d flagged window(s) again without prompt and hot words at temperature %.1f (%s)",
-                     len(bad), temperature, ", ".join(sorted({r for rs in bad.values() for r in rs})))
-            owner = sorted((clip, i) for i in bad for clip in windows[i].clips)
-            again = self._decode_clips(audio, [clip for clip, _ in owner], temperature, unbiased)
-            redone = {i: _Window(list(windows[i].clips)) for i in bad}
+                     len(todo), temperature, ", ".join(sorted({r for i in todo for r in bad[i]})))
+            owner = sorted((span, i) for i in todo for span in spans[i])
+            again = self._decode_clips(audio, [span for span, _ in owner], temperature, _UNBIASED)
+            redone = {i: _Window(list(windows[i].clips)) for i in todo}
             for (_, i), part in zip(owner, again):
                 redone[i].segments += part.segments
                 redone[i].log_probs += part.log_probs
             if attempt == 0:
-                stats.redecoded_unbiased += len(bad)
+                stats.redecoded_unbiased += len(todo)
                 kept.update(redone)
             else:
-                stats.redecoded_fallback += len(bad)
+                stats.redecoded_fallback += len(todo)
             for i, window in redone.items():
-                if not self.flags(window, speech):
+                bad[i] = self.flags(window, speech)
+                if not bad[i]:
                     windows[i] = window
                     del bad[i]
+                elif "outside_speech" in bad[i]:
+                    spans[i] = _speech_only(windows[i].clips, speech)
         for i in bad:
             stats.cleaned += 1
             windows[i] = _cleaned(kept[i] or windows[i], speech, self.options)
@@ -429,6 +438,11 @@ def outside_speech(words: list[Word], speech: list[tuple[float, float]], pad_s: 
         k = bisect_right(starts, w.end) - 1  # the last region starting before the word ends
         out.append(k < 0 or speech[k][1] + pad_s < w.start)
     return out
+
+
+def _speech_only(clips: list[tuple[float, float]], speech: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The speech regions inside ``clips`` (each clipped to its clip), in time order."""
+    return sorted((max(s, a), min(e, b)) for a, b in clips for s, e in speech if min(e, b) > max(s, a))
 
 
 def _cleaned(window: _Window, speech: list[tuple[float, float]], options: WhisperOptions) -> _Window:
