@@ -296,6 +296,10 @@ def worker(spec: dict) -> None:
     if not spec["config"].startswith("bare_"):  # bare faster-whisper does not load torch
         import torch
         torch.set_num_threads(spec["threads"])
+    import ctranslate2
+    # bare faster-whisper's temperature fallback samples: seeded before its first draw (a fresh
+    # process), its words are the same from one benchmark to the next (speechkit seeds its own)
+    ctranslate2.set_random_seed(0)
     t0 = time.perf_counter()
     run = _configuration(spec)
     hypotheses = [run(Path(clip), {}) for clip in spec["references"]]
