@@ -333,7 +333,9 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
         else:
             turns = ref
         pairs.append(MeetingPair(meeting.id, hyp, ref, turns, meeting.terms, notes=tuple(notes)))
-    source = {"workspace": str(ws.root), "run": str(run.resolve())}
+    # The run folder is not recorded: scores.json lies in it, and two runs of one recipe into two
+    # folders must give the same bytes.
+    source = {"workspace": str(ws.root)}
     return _written(score_meetings(pairs, people, ws.terms, options, source), out)
 
 

@@ -22,6 +22,7 @@ finished, so an interrupted run loses nothing and a rerun reuses every cached st
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import time
 from collections import Counter
@@ -110,12 +111,19 @@ def _merge_phase1(cache: StageCache, meetings: dict, phase1: dict) -> None:
 
 
 def _map(ray: Any, rows: list[dict], worker: type, resources: StageResources, kwargs: dict) -> list[dict]:
-    """``rows`` through ``worker`` on an actor pool sized and resourced by ``resources``."""
+    """``rows`` through ``worker`` on an actor pool sized and resourced by ``resources``.
+
+    Workers get the driver's ``OMP_NUM_THREADS`` (its cores when unset): Ray would set it to the
+    worker's CPUs, and CTranslate2's int8 kernels give other word times with one OpenMP thread
+    than with several, so a Ray run would not reproduce the local run's transcripts.
+    """
     most = min(len(rows), resources.concurrency or len(rows))
+    threads = os.environ.get("OMP_NUM_THREADS") or str(os.cpu_count() or 1)
     dataset = ray.data.from_items(rows).map_batches(
         worker, fn_constructor_kwargs=kwargs, batch_size=resources.batch_size,
         compute=ray.data.ActorPoolStrategy(min_size=1, max_size=most),
-        num_cpus=resources.num_cpus, num_gpus=resources.num_gpus)
+        num_cpus=resources.num_cpus, num_gpus=resources.num_gpus,
+        runtime_env={"env_vars": {"OMP_NUM_THREADS": threads}})
     return dataset.take_all()
 
 
