@@ -65,10 +65,11 @@ def _save_pyannote(model, path: Path) -> None:
     torch.save(checkpoint, path)
 
 
-def build_pyannote_segmentation(path: Path) -> None:
+def build_pyannote_segmentation(path: Path, favour_class: int = 1, bias: float = 4.0) -> None:
     """A tiny powerset PyanNet (3 speakers, at most 2 at once, 10 s chunks) saved at ``path``;
-    its output leans to "the chunk's first speaker talks" (random weights alone give only
-    fragments too short to embed)."""
+    ``bias`` is added to the output of powerset class ``favour_class`` (default 1: "the chunk's
+    first speaker talks", as random weights alone give only fragments too short to embed;
+    class 0 is "nobody speaks")."""
     import torch
 
     from pyannote.audio.core.task import Problem, Resolution, Specifications
@@ -81,7 +82,7 @@ def build_pyannote_segmentation(path: Path) -> None:
         permutation_invariant=True)
     model.build()
     with torch.no_grad():
-        model.classifier.bias[1] += 4.0  # powerset class 1: speaker#1 alone
+        model.classifier.bias[favour_class] += bias
     _save_pyannote(model, path)
 
 

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 import torch
 
+from model_builders import build_pyannote_segmentation
+
 from speechkit.stages import make_backend
 from speechkit.stages.audio import load_audio
 from speechkit.errors import ModelNotAvailableError
@@ -175,22 +177,8 @@ def test_speechbrain_backend_loads_a_local_model(no_models: Path, sample: np.nda
 
 def test_pyannote_backend_loads_a_local_model(no_models: Path, sample: np.ndarray) -> None:
     """A tiny PyanNet powerset model whose checkpoint says 'nobody speaks'."""
-    from pyannote.audio.core.task import Problem, Resolution, Specifications
-    from pyannote.audio.models.segmentation import PyanNet
-    model = PyanNet(lstm={"hidden_size": 16, "num_layers": 1}, linear={"hidden_size": 8, "num_layers": 1})
-    model.specifications = Specifications(
-        problem=Problem.MONO_LABEL_CLASSIFICATION, resolution=Resolution.FRAME, duration=10.0,
-        classes=["speaker#1", "speaker#2", "speaker#3"], powerset_max_classes=2,
-        permutation_invariant=True)
-    model.build()
-    with torch.no_grad():
-        model.classifier.bias[0] = 50.0  # powerset class 0 = no speaker
-    checkpoint = {"state_dict": model.state_dict(), "hyper_parameters": dict(model.hparams),
-                  "pytorch-lightning_version": "2.0.0"}
-    model.on_save_checkpoint(checkpoint)
-    folder = no_models / "pyannote-segmentation-3.0"
-    folder.mkdir(parents=True)
-    torch.save(checkpoint, folder / "pytorch_model.bin")
+    build_pyannote_segmentation(no_models / "pyannote-segmentation-3.0" / "pytorch_model.bin",
+                                favour_class=0, bias=50.0)
     vad = make_backend("vad", "pyannote", device="cpu")
     probs, step = vad.probabilities(sample)
     assert step == pytest.approx(0.0169, abs=0.001)
