@@ -82,7 +82,7 @@ def test_cli_serves_until_interrupted(tmp_path):
         assert first.startswith(f"serving smollm2-135m-instruct at {base_url}"), process.stderr.read()
         assert answers(base_url)
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
+        out, err = process.communicate(timeout=90)  # the server gets 10 s to stop, then is killed
     finally:
         if process.poll() is None:
             process.kill()

@@ -57,13 +57,13 @@ def run_serve(args: argparse.Namespace) -> int:
         from speechkit.errors import SpeechkitError
         raise SpeechkitError(str(exc)) from None
     server = LocalServer(args.model or DEFAULT_MODEL, options, host=args.host, port=args.port)
-    with server:
-        print(f"serving {server.model} at {server.base_url} (model name {server.model_name!r}; "
-              f"log {server.log_file}); Ctrl-C stops it", flush=True)
-        try:
+    try:  # Ctrl-C at any point after the start stops the server and ends the command cleanly
+        with server:
+            print(f"serving {server.model} at {server.base_url} (model name {server.model_name!r}; "
+                  f"log {server.log_file}); Ctrl-C stops it", flush=True)
             code = server.wait(args.seconds)
-        except KeyboardInterrupt:
-            code = None
+    except KeyboardInterrupt:
+        code = None
     if code not in (None, 0):
         print(f"the server exited with code {code}; see {server.log_file}", flush=True)
         return 1
