@@ -74,8 +74,11 @@ def test_the_packaged_model_is_served_with_schema_constrained_answers():
 def test_cli_serves_until_interrupted(tmp_path):
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # A background job of a non-interactive shell (CI) inherits SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt handler: give the command the default disposition, as a terminal would.
     process = subprocess.Popen([*SPEECHKIT, "llm", "serve", "--port", str(port), "--for", "120"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         first = process.stdout.readline()  # printed once the server answers
