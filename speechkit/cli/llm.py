@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 
 EPILOG = """\
 examples:
@@ -57,6 +58,10 @@ def run_serve(args: argparse.Namespace) -> int:
         from speechkit.errors import SpeechkitError
         raise SpeechkitError(str(exc)) from None
     server = LocalServer(args.model or DEFAULT_MODEL, options, host=args.host, port=args.port)
+    # Ctrl-C stops the server even where SIGINT was inherited ignored (a background job of a
+    # script), and so does SIGTERM.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:  # Ctrl-C at any point after the start stops the server and ends the command cleanly
         with server:
             print(f"serving {server.model} at {server.base_url} (model name {server.model_name!r}; "
