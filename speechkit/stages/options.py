@@ -17,6 +17,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from speechkit.errors import brief
+
 T = TypeVar("T", bound="StageOptions")
 
 
@@ -68,12 +70,6 @@ class StageOptions:
         return _plain(dataclasses.asdict(self))
 
 
-def options_help(cls: type[StageOptions]) -> dict[str, Any]:
-    """Option name -> default of an options class (for documentation and error hints)."""
-    return {f.name: f.default if f.default is not dataclasses.MISSING else None
-            for f in dataclasses.fields(cls) if f.init}
-
-
 def _unknown(key: str, known: Mapping[str, Any]) -> str:
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
     if close:
@@ -99,44 +95,39 @@ def _check(value: Any, hint: Any, where: str) -> Any:
         if isinstance(value, hint):
             return value
         if not isinstance(value, Mapping):
-            raise OptionError(where, f"expected a mapping, got {_short(value)}")
+            raise OptionError(where, f"expected a mapping, got {brief(value, 60)}")
         return hint.from_dict(value, where)
     if hint is typing.Any:
         return value
     if hint is bool:
         if not isinstance(value, bool):
-            raise OptionError(where, f"expected true or false, got {_short(value)}")
+            raise OptionError(where, f"expected true or false, got {brief(value, 60)}")
         return value
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise OptionError(where, f"expected an integer, got {_short(value)}")
+            raise OptionError(where, f"expected an integer, got {brief(value, 60)}")
         return value
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise OptionError(where, f"expected a number, got {_short(value)}")
+            raise OptionError(where, f"expected a number, got {brief(value, 60)}")
         return float(value)
     if hint is str:
         if isinstance(value, os.PathLike):  # a folder or file given from Python
             return os.fspath(value)
         if not isinstance(value, str):
-            raise OptionError(where, f"expected a string, got {_short(value)}")
+            raise OptionError(where, f"expected a string, got {brief(value, 60)}")
         return value
     if origin in (tuple, list):
         if isinstance(value, str) or not isinstance(value, (list, tuple)):
-            raise OptionError(where, f"expected a list, got {_short(value)}")
+            raise OptionError(where, f"expected a list, got {brief(value, 60)}")
         (item,) = typing.get_args(hint)[:1] or (typing.Any,)
         checked = [_check(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
         return tuple(checked) if origin is tuple else checked
     if origin is dict or hint is dict:
         if not isinstance(value, Mapping):
-            raise OptionError(where, f"expected a mapping, got {_short(value)}")
+            raise OptionError(where, f"expected a mapping, got {brief(value, 60)}")
         return dict(value)
     return value
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _plain(value: Any) -> Any:
