@@ -29,6 +29,7 @@ voice must not be its own impostor.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -115,7 +116,7 @@ def normalized_scores(centroids: dict[str, np.ndarray], enrollments: dict[str, n
 def cohort_for(enrollments: dict[str, np.ndarray]) -> np.ndarray | None:
     """The bundled cohort (:func:`load_cohort`) when its dimension is the enrollments', else None
     (the other enrollments are then the whole cohort)."""
-    bundled = load_cohort()
+    bundled = _bundled_cohort()
     dim = np.asarray(next(iter(enrollments.values()))).size if enrollments else 0
     return bundled if bundled.shape[1] == dim else None
 
@@ -123,6 +124,14 @@ def cohort_for(enrollments: dict[str, np.ndarray]) -> np.ndarray | None:
 def cohort_path() -> Path:
     """Where the bundled cohort lives (``speechkit/data/cohort-resemblyzer.npy``)."""
     return Path(str(resources.files("speechkit") / "data" / COHORT_FILE))
+
+
+@lru_cache(maxsize=1)
+def _bundled_cohort() -> np.ndarray:
+    """The bundled cohort, read once per process (package data does not change)."""
+    cohort = load_cohort()
+    cohort.flags.writeable = False
+    return cohort
 
 
 def load_cohort(path: str | Path | None = None) -> np.ndarray:

@@ -153,12 +153,14 @@ class CosineIdentifier:
         names: dict[str, str | None] = dict.fromkeys(centroids)
         if enrollments:
             normalization, threshold = self.options.normalization, self.threshold
-            if normalization == "snorm" and cohort_for(enrollments) is None and len(enrollments) < 3:
+            cohort = cohort_for(enrollments) if normalization == "snorm" else None
+            if normalization == "snorm" and cohort is None and len(enrollments) < 3:
                 log.warning("no impostor cohort for %d-dimensional %s embeddings and too few enrollments "
                             "to be their own cohort: scoring by cosine at the embedder's match_threshold",
                             self.embedder.dim, self.embedder.name)
                 normalization, threshold = "none", float(self.embedder.match_threshold)
-            names.update(identify(centroids, enrollments, threshold=threshold, normalization=normalization))
+            names.update(identify(centroids, enrollments, threshold=threshold, normalization=normalization,
+                                  cohort=cohort))
         if prior is None:
             return names
         taken = {n for n in names.values() if n}
