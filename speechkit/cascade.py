@@ -35,7 +35,8 @@ from speechkit.transcript import Transcript
 
 @dataclass
 class CascadeResult:
-    """One recording's speaker-attributed transcript and what the system learnt about its voices."""
+    """One recording's speaker-attributed transcript, its speaker turns (the diarization, named)
+    and what the system learnt about its voices."""
 
     transcript: Transcript
     speakers: dict[str, list[float]]  # the name or label each cluster was given -> its centroid
@@ -43,6 +44,7 @@ class CascadeResult:
     timings: dict[str, float] = field(default_factory=dict)
     correction: dict[str, Any] = field(default_factory=dict)
     asr: dict[str, Any] = field(default_factory=dict)  # the recognizer's loop control (DecodeStats.as_dict)
+    turns: Transcript | None = None  # who spoke when (no words): the RTTM; None: take the transcript's segments
 
     @classmethod
     def from_record(cls, record: MeetingRecord) -> "CascadeResult":
@@ -52,7 +54,13 @@ class CascadeResult:
         speakers = {(names.get(label) or label): vec.tolist() for label, vec in centroids.items()}
         stats = getattr(record.asr, "stats", None)
         return cls(record.transcript(), speakers, names, record.timings,
-                   record.correct.stats if record.correct else {}, stats.as_dict() if stats else {})
+                   record.correct.stats if record.correct else {}, stats.as_dict() if stats else {},
+                   record.named_turns())
+
+    @property
+    def speaker_turns(self) -> Transcript:
+        """Who spoke when: the named diarization turns, or the transcript's segments without them."""
+        return self.turns if self.turns is not None else self.transcript
 
 
 class Cascade:

@@ -4,7 +4,7 @@ Run folder layout (``OUT``)::
 
     transcripts/<meeting>.json   SegLST (speaker, speaker_name, word_times)
     transcripts/<meeting>.stm    STM
-    transcripts/<meeting>.rttm   RTTM
+    transcripts/<meeting>.rttm   RTTM: the speaker turns of diarization (who spoke when), named
     cache/<stage>/<key>.json     stage results; a rerun reuses them
     context/<meeting>.json       what the context builder added (sizes, budgets)
     scores.json                  see docs/scores-schema.md
@@ -134,7 +134,7 @@ def run_meetings(recipe: Recipe, ws: Workspace, out: Path, cascade: Cascade, cac
                     "hotwords": context.biasing.hotwords})
         transcripts = out / "transcripts"
         write_stm(child_path(transcripts, meeting.id, ".stm"), [result.transcript])
-        write_rttm(child_path(transcripts, meeting.id, ".rttm"), [result.transcript])
+        write_rttm(child_path(transcripts, meeting.id, ".rttm"), [result.speaker_turns])
         write_seglst(child_path(transcripts, meeting.id, ".json"), [result.transcript])
         results[meeting.id] = result
         prior.append(PriorMeeting(meeting.id, result.transcript, result.speakers,

@@ -96,8 +96,10 @@ class MeetingPair:
     ``reference`` holds the words with person ids as speakers (None if the meeting has no
     reference transcript); ``turns`` the reference speaker turns for DER/JER; ``terms`` the
     terms the manifest says were spoken (None: scan the reference); ``hypothesis_has_names``
-    is False for hypothesis formats without a speaker-name field. ``notes`` say what was left
-    out of the input files (segments of other sessions); they go to ``details.notes``.
+    is False for hypothesis formats without a speaker-name field. ``hypothesis_turns`` are the
+    system's speaker turns (its RTTM) for DER/JER; None scores the hypothesis segments instead.
+    ``notes`` say what was left out of the input files (segments of other sessions); they go to
+    ``details.notes``.
     """
 
     id: str
@@ -107,6 +109,7 @@ class MeetingPair:
     terms: TermSet | None = None
     hypothesis_has_names: bool = True
     notes: tuple[str, ...] = ()
+    hypothesis_turns: Transcript | None = None
 
 
 class _Meeting:
@@ -191,10 +194,12 @@ def _score_one(pair: MeetingPair, people: Mapping[str, Person], terms: TermSet |
             m.set(metric, result.ratio)
             m.details[metric] = result.details()
     if "der" not in m.reasons:
-        d = diarization_errors(pair.turns, hyp, options.collar)
+        turns = pair.hypothesis_turns
+        d = diarization_errors(pair.turns, hyp if turns is None else turns, options.collar)
         m.set("der", d.der)
         m.set("jer", d.jer_ratio)
-        m.details["diarization"] = d.details()
+        m.details["diarization"] = {**d.details(), "hypothesis": "transcript segments" if turns is None
+                                    else "speaker turns (RTTM)"}
     return m
 
 
@@ -301,6 +306,9 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
                     out: str | Path | None = None) -> dict[str, Any]:
     """Score a run folder (one SegLST hypothesis per meeting) against a workspace's references.
 
+    DER and JER score the meeting's speaker turns, ``<id>.rttm`` beside the SegLST file (a run
+    writes the diarization there), or the SegLST segments where there is no RTTM.
+
     ``workspace`` is a loaded workspace or its folder / manifest; with ``out`` the scores are
     also written there (atomically). Each meeting's hypothesis file is matched to the meeting by
     its name: a file holding one session is that meeting's whatever its ``session_id``; in a file
@@ -314,7 +322,8 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
     hyp_paths = {meeting.id: hypothesis_path(run, meeting.id) for meeting in ws.scored_meetings}
     if out is not None:  # before any work; never over an input
         inputs = {"the workspace manifest": ws.manifest_path, **{
-            f"the hypothesis of meeting {mid}": path for mid, path in hyp_paths.items()}}
+            f"the hypothesis of meeting {mid}": path for mid, path in hyp_paths.items()}, **{
+            f"the speaker turns of meeting {mid}": child_path(run, mid, ".rttm") for mid in hyp_paths}}
         for m in ws.meetings:
             inputs.update({f"the {key} of meeting {m.id}": getattr(m, key) for key in ("reference", "rttm", "audio")})
         check_output_file(out, inputs)
@@ -332,7 +341,10 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
             turns = _pick(meeting.rttm, meeting.id, notes=notes)
         else:
             turns = ref
-        pairs.append(MeetingPair(meeting.id, hyp, ref, turns, meeting.terms, notes=tuple(notes)))
+        rttm = child_path(run, meeting.id, ".rttm")
+        hyp_turns = _pick(rttm, meeting.id, notes=notes) if rttm.is_file() else None
+        pairs.append(MeetingPair(meeting.id, hyp, ref, turns, meeting.terms, notes=tuple(notes),
+                                 hypothesis_turns=hyp_turns))
     # The run folder is not recorded: scores.json lies in it, and two runs of one recipe into two
     # folders must give the same bytes.
     source = {"workspace": str(ws.root)}

@@ -2,6 +2,7 @@
 a tiny valid workspace with a perfect run folder, manifest variants, and snapshots of a folder tree."""
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import stat
@@ -29,13 +30,14 @@ REFERENCES = {
 
 
 def manifest(**overrides) -> dict:
-    """The manifest of :func:`make_workspace`; ``overrides`` replace top-level keys."""
-    data = {
+    """The manifest of :func:`make_workspace`, a fresh copy that a test may change;
+    ``overrides`` replace top-level keys."""
+    data = copy.deepcopy({
         "format": "speechkit-workspace/1", "name": "tiny", "people": PEOPLE,
         "terms": {"numbers": ["12%", "P99"], "jargon": ["pacs.008", "Kubernetes"]},
         "meetings": [{"id": "m1", "date": "2026-03-02", "audio": "audio.wav", "reference": "m1.ref.json"},
                      {"id": "m2", "date": "2026-03-04", "audio": "audio.wav", "reference": "m2.ref.json"}],
-    }
+    })
     data.update(overrides)
     return data
 

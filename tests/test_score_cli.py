@@ -197,3 +197,22 @@ def test_score_workspace_api_takes_a_loaded_workspace(workspace, tmp_path):
     scores = score_workspace(load_workspace(ws), run, out=out)
     assert json.loads(out.read_text(encoding="utf-8")) == scores
     assert scores["aggregate"]["term_recall"]["value"] == pytest.approx(2 / 3)
+
+
+def test_der_scores_the_runs_speaker_turns_where_it_wrote_them(workspace):
+    """A run's RTTM (its diarization) is what DER and JER score; a meeting without one is scored
+    on its transcript segments, and the details say which."""
+    from speechkit.io import write_rttm
+    from speechkit.scoring import score_workspace
+
+    ws, run = workspace
+    transcript_only = score_workspace(ws, run)["meetings"]
+    # m1's turns: one speaker throughout, where the transcript has two
+    write_rttm(run / "m1.rttm", [Transcript("m1", [Segment(0.0, 8.0, speaker="SPEAKER_00")], has_words=False)])
+    scores = score_workspace(ws, run)["meetings"]
+    m1, m2 = scores["m1"]["details"]["diarization"], scores["m2"]["details"]["diarization"]
+    assert (m1["hypothesis"], m2["hypothesis"]) == ("speaker turns (RTTM)", "transcript segments")
+    assert transcript_only["m1"]["details"]["diarization"]["confusion_s"] == 0.0
+    assert m1["confusion_s"] > 2.0  # p2's turn (3 s) is given p1's label
+    assert scores["m2"]["der"] == transcript_only["m2"]["der"]
+    assert scores["m1"]["wer"] == transcript_only["m1"]["wer"]  # words still come from the SegLST

@@ -25,8 +25,9 @@ def _count(low: int, high: int):
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("transcribe", help="speaker-attributed transcript of one recording",
                        description="Run VAD, ASR, diarization and (with --enroll) speaker identification "
-                                   "on one recording; write SegLST (.json), RTTM and STM into OUT and print "
-                                   "the transcript.")
+                                   "on one recording; write the speaker-attributed transcript as SegLST (.json) and "
+                                   "STM, the speaker turns (who spoke when, from diarization) as RTTM, into OUT, "
+                                   "and print the transcript.")
     p.add_argument("audio", type=Path, help="audio file (wav, flac, mp3, m4a, ogg, ...)")
     p.add_argument("--out", "-o", type=Path, required=True,
                    help="folder for NAME.json/.rttm/.stm; NAME, also the session id inside them, is the audio "
@@ -74,8 +75,8 @@ def run(args: argparse.Namespace) -> int:
             raise AudioError(clip, f"enrollment clip for {name!r} not found")
     result = Cascade(recipe).run(args.audio, context, session_id=stem, num_speakers=args.speakers,
                                  channel=args.channel)
-    for path in outputs:
-        write_transcripts(path, [result.transcript])
+    for path in outputs:  # the RTTM holds the speaker turns, the others the words
+        write_transcripts(path, [result.speaker_turns if path.suffix == ".rttm" else result.transcript])
     for seg in result.transcript.segments:
         who = seg.speaker_name or seg.speaker or "?"
         print(f"[{seg.start:7.2f} - {seg.end:7.2f}] {who}: {seg.text}")
