@@ -304,6 +304,42 @@ def summarize(per_system: dict[str, Any], recs: list[Recording]) -> dict[str, An
     return out
 
 
+# ----------------------------------------------------------------------------- speaker counts
+
+def speaker_seconds(rec: Recording) -> dict[str, tuple[float, float]]:
+    """Per reference speaker: seconds of speech (overlapped speech included) and of solo speech."""
+    speech: dict[str, float] = defaultdict(float)
+    solo: dict[str, float] = defaultdict(float)
+    for s, e, spk in rec.reference:
+        speech[spk] += e - s
+    for s, e, spk in solo_segments(rec.reference, rec.uem[1]):
+        solo[spk] += e - s
+    return {spk: (round(float(speech[spk]), 2), round(float(solo[spk]), 2)) for spk in sorted(speech)}
+
+
+# Counts that only look at the reference: how many speakers a system could find at best if it
+# finds exactly the speakers with enough speech, and a constant guess.
+COUNT_BOUNDS: dict[str, Callable[[dict[str, tuple[float, float]]], int]] = {
+    "speakers with >= 2 s of speech (overlap included)": lambda t: sum(v[0] >= 2.0 for v in t.values()),
+    "speakers with >= 1.5 s of solo speech (one window)": lambda t: sum(v[1] >= 1.5 for v in t.values()),
+    "speakers with >= 1 s of solo speech": lambda t: sum(v[1] >= 1.0 for v in t.values()),
+    "constant 3": lambda t: 3,
+}
+
+
+def count_bounds(recs: list[Recording]) -> dict[str, Any]:
+    """Speaker seconds per AMI excerpt and, for each rule of :data:`COUNT_BOUNDS`, its counts
+    (at least 1) and on how many excerpts they are within one of the truth."""
+    ami = [r for r in recs if r.group == "ami"]
+    seconds = {r.name: speaker_seconds(r) for r in ami}
+    rules = {}
+    for rule, count in COUNT_BOUNDS.items():
+        counts = {r.name: max(1, int(count(seconds[r.name]))) for r in ami}
+        rules[rule] = {"counts": counts,
+                       "within_one": sum(int(abs(counts[r.name] - len(r.speakers)) <= 1) for r in ami)}
+    return {"speaker_seconds": seconds, "rules": rules}
+
+
 # ----------------------------------------------------------------------------- identification
 
 def _name_clusters(system: System, centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray]):
@@ -405,6 +441,7 @@ def run(data: Path = DEFAULT_DATA, demo: bool = True, systems: list[System] | No
         "per_recording": per,
         "identification": {s.name: evaluate_identification(runner, recs, s) for s in systems},
         "demo_named_right": {s.name: evaluate_demo_naming(runner, recs, s) for s in systems},
+        "count_bounds": count_bounds(recs),
     }
     report["seconds"] = round(time.time() - started, 1)
     return report
@@ -432,6 +469,16 @@ def markdown(report: dict[str, Any]) -> str:
         "|---|" + "---|" * 10]
     for label, d in report["diarization"].items():
         lines.append(f"| {label} | " + " | ".join(f"{a}/{b}" for a, b in d["ami (all)"]["counts"].values()) + " |")
+    bounds = report["count_bounds"]
+    lines += ["", "## What the reference allows a speaker count to reach", "",
+              "Seconds of speech / of solo speech per reference speaker:", ""]
+    lines += [f"- {name}: " + ", ".join(f"{spk} {a:.1f}/{b:.1f}" for spk, (a, b) in spk_s.items())
+              for name, spk_s in bounds["speaker_seconds"].items()]
+    lines += ["", "| count rule (from the reference) | " + " | ".join(bounds["speaker_seconds"]) + " | within 1 |",
+              "|---|" + "---|" * (len(bounds["speaker_seconds"]) + 1)]
+    for rule, b in bounds["rules"].items():
+        lines.append(f"| {rule} | " + " | ".join(str(c) for c in b["counts"].values())
+                     + f" | {b['within_one']}/{len(b['counts'])} |")
     lines += ["", "## Cross-excerpt identification", "",
               "| system | named right (clusters) | false accept (clusters) | named right (oracle segments) | false accept (oracle segments) | demo named right |",
               "|---|---|---|---|---|---|"]
