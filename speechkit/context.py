@@ -27,7 +27,7 @@ from speechkit.recipe import ContextBudget
 from speechkit.stages.asr import Biasing
 from speechkit.stages.diarize.embedders import l2_normalize
 from speechkit.transcript import Transcript
-from speechkit.workspace import Meeting, Workspace
+from speechkit.workspace import Meeting, Person, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +177,13 @@ def _budget_words(parts: list[str], tokens: int) -> str:
     return " ".join(words[: int(tokens / 1.3)])
 
 
+def spoken_names(person: Person) -> list[str]:
+    """What people call ``person`` (name, then nicknames), without a name that is only the
+    person's id: importers copy the id where a corpus has no names (AMI's ``MEE089``), and an id
+    is no word for the recognizer to expect."""
+    return [n for n in (person.name, *person.nicknames) if n != person.id]
+
+
 def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[PriorMeeting],
                   budget: ContextBudget) -> MeetingContext:
     """The context of ``meeting`` at ``level`` given the system's outputs for earlier meetings."""
@@ -197,10 +204,12 @@ def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[Prior
     if level >= 3:
         invited = set(meeting.attendees) or {p.id for p in ws.people}  # the invite, when there is one
         for person in ws.people:
-            ctx.names[person.name] = list(person.nicknames)
+            if spoken_names(person):
+                ctx.names[person.name] = list(person.nicknames)
             if person.enrollments and person.id in invited:
                 ctx.enrollments[person.name] = list(person.enrollments)
         ctx.add("roster names", len(ctx.names))
+        ctx.add("roster names left out (only the person's id)", len(ws.people) - len(ctx.names))
         ctx.add("voice enrollments of the invited", len(ctx.enrollments))
         jargon = list(ws.terms.jargon)
         ctx.add("jargon list", len(jargon))
@@ -209,11 +218,11 @@ def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[Prior
         doc_terms = [t for text in texts for t in artifact_terms(text, budget.rare_zipf)]
         ctx.add("artifact documents", len(documents))
         ctx.terms = list(dict.fromkeys(jargon + doc_terms + ctx.terms))
-        names = [n for person in ws.people for n in (person.name, *person.nicknames)]
+        names = [n for person in ws.people for n in spoken_names(person)]
         hotwords = list(dict.fromkeys(jargon + names + doc_terms + hotwords))
         agenda = [a.read_text() for a in ws.artifacts_for(meeting.id) if a.kind == "agenda"]
-        prompt = _budget_words([meeting.title or "", "Attendees: " + ", ".join(
-            ws.person(pid).name for pid in meeting.attendees) + "." if meeting.attendees else "",
+        attendees = [n for pid in meeting.attendees for n in spoken_names(ws.person(pid))[:1]]
+        prompt = _budget_words([meeting.title or "", "Attendees: " + ", ".join(attendees) + "." if attendees else "",
             "Terms: " + ", ".join(jargon) + "." if jargon else "", *agenda], budget.prompt_tokens)
         ctx.biasing.prompt = prompt
         ctx.add("prompt words", len(prompt.split()), int(budget.prompt_tokens / 1.3))

@@ -94,3 +94,21 @@ def test_rare_words_and_artifact_terms():
     assert rare_words(["kubernetes kubernetes the the the table"], 5, 3.0) == ["kubernetes"]
     assert artifact_terms("Ship pacs.008 and P99 at 12% by Q3 on May 8 for $45,000, as planned", 3.0) == [
         "May 8", "pacs.008", "P99", "12%", "Q3", "$45,000"]
+
+
+def test_a_name_that_is_only_the_id_is_no_word_to_expect(tmp_path):
+    """Imported corpora without names (AMI) carry the speaker id as the name: it names the voice
+    enrollment, but the recognizer is not primed with 'MEE089'."""
+    (tmp_path / "a.wav").write_bytes(b"RIFF")
+    manifest = {"name": "ami", "people": [{"id": "MEE089", "name": "MEE089", "enrollment": "a.wav"},
+                                          {"id": "FEE087", "name": "Fiona Hale"}],
+                "terms": {"jargon": ["remote control"]},
+                "meetings": [{"id": "m1", "date": "2026-03-02", "audio": "a.wav", "attendees": ["MEE089", "FEE087"]}]}
+    (tmp_path / "workspace.yaml").write_text(yaml.safe_dump(manifest))
+    ws = load_workspace(tmp_path)
+    ctx = build_context(ws, ws.meetings[0], 3, [], ContextBudget())
+    everything = " ".join([ctx.biasing.prompt or "", *ctx.biasing.hotwords, ctx.lm_text, *ctx.names])
+    assert "MEE089" not in everything
+    assert "Attendees: Fiona Hale." in ctx.biasing.prompt and "Fiona Hale" in ctx.biasing.hotwords
+    assert list(ctx.enrollments) == ["MEE089"]
+    assert {"source": "roster names left out (only the person's id)", "items": 1, "budget": None} in ctx.log
