@@ -75,6 +75,15 @@ def test_enroll_needs_audio(embedder):
         enroll(embedder, {"Ann": []})
 
 
+def test_short_enrollment_is_warned_about(embedder, realdata, caplog):
+    """AMI trn01's MEE068: 1 s of solo speech, too little to enroll from (docs/real-speech.md)."""
+    audio, sr = sf.read(realdata / "ami-debug" / "trn01.wav", dtype="float32")
+    with caplog.at_level("WARNING", logger="speechkit.stages.identify"):
+        enroll(embedder, {"MEE068": [audio[int(18.7 * sr):int(19.7 * sr)]], "long": [audio[:5 * sr]]})
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1 and "'MEE068' has 1.0 s of audio" in warned[0]
+
+
 def solo_speech(turns) -> dict[str, Timeline]:
     """Each speaker's speech where nobody else speaks, from reference turns."""
     ann = Annotation()
