@@ -9,7 +9,8 @@ from speechkit.errors import SpeechkitError
 EPILOG = """\
 modes:
   speechkit score --workspace WS --run RUN_DIR [--out scores.json]
-      RUN_DIR holds one SegLST file per meeting, <meeting_id>.json (or <meeting_id>.seglst.json).
+      RUN_DIR holds one SegLST file per meeting, <meeting_id>.json (or <meeting_id>.seglst.json);
+      DER/JER score <meeting_id>.rttm beside it (a run's speaker turns) when there is one.
       References come from the workspace manifest; scores.json goes to RUN_DIR/scores.json
       unless --out says otherwise.
   speechkit score --ref FILE --hyp FILE [--session ID] [--out scores.json]
