@@ -320,10 +320,11 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
         raise FormatError(run, "run folder not found")
     people = {p.id: p for p in ws.people}
     hyp_paths = {meeting.id: hypothesis_path(run, meeting.id) for meeting in ws.scored_meetings}
+    turn_paths = {mid: child_path(run, mid, ".rttm") for mid in hyp_paths}  # a run's speaker turns
     if out is not None:  # before any work; never over an input
         inputs = {"the workspace manifest": ws.manifest_path, **{
             f"the hypothesis of meeting {mid}": path for mid, path in hyp_paths.items()}, **{
-            f"the speaker turns of meeting {mid}": child_path(run, mid, ".rttm") for mid in hyp_paths}}
+            f"the speaker turns of meeting {mid}": path for mid, path in turn_paths.items()}}
         for m in ws.meetings:
             inputs.update({f"the {key} of meeting {m.id}": getattr(m, key) for key in ("reference", "rttm", "audio")})
         check_output_file(out, inputs)
@@ -341,7 +342,7 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
             turns = _pick(meeting.rttm, meeting.id, notes=notes)
         else:
             turns = ref
-        rttm = child_path(run, meeting.id, ".rttm")
+        rttm = turn_paths[meeting.id]
         hyp_turns = _pick(rttm, meeting.id, notes=notes) if rttm.is_file() else None
         pairs.append(MeetingPair(meeting.id, hyp, ref, turns, meeting.terms, notes=tuple(notes),
                                  hypothesis_turns=hyp_turns))

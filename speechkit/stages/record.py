@@ -69,11 +69,9 @@ class MeetingRecord:
     def named_turns(self) -> Transcript:
         """The diarization's speaker turns (who spoke when, no words), each carrying the name
         identification gave its speaker: what the meeting's RTTM holds."""
-        from speechkit.transcript import Segment
-        names = self.identify or {}
-        turns = [Segment(start=t.start, end=t.end, speaker=t.speaker, speaker_name=names.get(t.speaker))
-                 for t in self.result("diarize").turns]
-        return Transcript(self.session_id, turns, has_words=False)
+        from speechkit.stages.attribute import name_segments
+        return Transcript(self.session_id, name_segments(self.result("diarize").turns, self.identify or {}),
+                          has_words=False)
 
     def transcript(self) -> Transcript:
         """The meeting's final transcript: corrected when the correction stage ran."""
