@@ -1,5 +1,6 @@
 """Helpers of the hostile-input tests (test_reliability_paths, test_reliability_scores, test_cli_catalogue):
-a tiny valid workspace with a perfect run folder, manifest variants, and snapshots of a folder tree."""
+a tiny valid workspace with a perfect run folder, manifest variants, snapshots of a folder tree, and
+the one error line a command wrote."""
 from __future__ import annotations
 
 import copy
@@ -40,6 +41,15 @@ def manifest(**overrides) -> dict:
     })
     data.update(overrides)
     return data
+
+
+def error_line(capsys) -> str:
+    """The one ``error:`` line the command wrote to stderr, with no traceback there."""
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if "error:" in line]
+    assert len(lines) == 1, err
+    return lines[0]
 
 
 def write_manifest_text(ws: Path, text: str) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reliability_helpers import make_workspace, manifest, snapshot
+from reliability_helpers import error_line, make_workspace, manifest, snapshot
 from speechkit.cli import main
 from speechkit.errors import ManifestError, OutputError, RunFolderBusyError
 from speechkit.io.atomic import check_output_file, write_text
@@ -37,14 +37,6 @@ def no_models(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the cascade ran: the command should have failed before any model work")
     monkeypatch.setattr(Cascade, "run", refuse)
-
-
-def _error(capsys) -> str:
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if "error:" in line]
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 # 1. Meeting, person and artifact ids and the workspace name are safe identifiers.
@@ -156,7 +148,7 @@ def test_score_out_on_a_device_node_symlink_or_folder_is_refused(tmp_path, capsy
     before = snapshot(tmp_path)
     for kind, target in targets.items():
         assert main(["score", "--workspace", str(ws), "--run", str(run), "--out", str(target)]) == 1, kind
-        assert str(target) in _error(capsys)
+        assert str(target) in error_line(capsys)
     assert snapshot(tmp_path) == before
 
 
@@ -172,7 +164,7 @@ def test_score_out_naming_an_input_is_refused(tmp_path, capsys):
                  ["--workspace", str(ws), "--run", str(run), "--out", str(ws / "m2.ref.json")],
                  ["--workspace", str(ws), "--run", str(run), "--out", str(ws / "workspace.yaml")]):
         assert main(["score", *argv]) == 1
-        assert "would destroy it" in _error(capsys)
+        assert "would destroy it" in error_line(capsys)
     assert snapshot(tmp_path) == before
 
 
@@ -184,11 +176,11 @@ def test_transcribe_out_naming_the_audio_or_an_existing_link_is_refused(tmp_path
     os.symlink(tmp_path / "elsewhere.stm", out / "take.stm")
     before = snapshot(tmp_path)
     assert main(["transcribe", str(audio), "--out", str(out)]) == 1
-    assert f"{out / 'take.stm'}: is a symbolic link" in _error(capsys)
+    assert f"{out / 'take.stm'}: is a symbolic link" in error_line(capsys)
     odd = tmp_path / "take.json"  # an odd name for audio, but it is the input: never overwritten
     odd.write_bytes(SAMPLE.read_bytes())
     assert main(["transcribe", str(odd), "--out", str(tmp_path)]) == 1
-    assert "is the audio file of this command" in _error(capsys)
+    assert "is the audio file of this command" in error_line(capsys)
     assert snapshot(tmp_path) == {**before, **snapshot(tmp_path)} and odd.read_bytes() == SAMPLE.read_bytes()
     assert not (tmp_path / "elsewhere.stm").exists()
 
@@ -236,7 +228,7 @@ def test_score_out_to_a_folder_an_unwritable_place_or_proc_is_an_error(tmp_path,
                          (tmp_path / "afile" / "scores.json", "not a folder"),
                          (Path("/proc/self/status"), "cannot write")):
         assert main(["score", "--workspace", str(ws), "--run", str(run), "--out", str(out)]) == 1
-        line = _error(capsys)
+        line = error_line(capsys)
         assert line.startswith("speechkit score: error: ") and problem in line, line
     assert snapshot(tmp_path) == before
 
@@ -248,7 +240,7 @@ def test_transcribe_out_problems_are_found_before_the_transcription(tmp_path, ca
                          (_unwritable(tmp_path) / "out", "cannot write"),
                          (tmp_path / "afile" / "sub", "not a folder")):
         assert main(["transcribe", str(SAMPLE), "--out", str(out)]) == 1
-        assert problem in _error(capsys)
+        assert problem in error_line(capsys)
     assert snapshot(tmp_path) == before
 
 
@@ -257,7 +249,7 @@ def test_transcribe_speakers_must_be_a_positive_count(tmp_path, capsys, value, n
     with pytest.raises(SystemExit) as info:
         main(["transcribe", str(SAMPLE), "--out", str(tmp_path / "o"), "--speakers", value])
     assert info.value.code == 2
-    assert "--speakers: expected a whole number from 1 to 100" in _error(capsys)
+    assert "--speakers: expected a whole number from 1 to 100" in error_line(capsys)
     assert not (tmp_path / "o").exists()
 
 
@@ -270,7 +262,7 @@ def test_cuda_on_a_machine_without_a_gpu_is_an_error_not_a_traceback(tmp_path, c
                  ["run", "l1", "--workspace", str(ws), "--out", str(tmp_path / "r"), "--device", "cuda"],
                  ["recipe", "--level", "1", "--workspace", str(ws), "--out", str(tmp_path / "r"), "--device", "cuda"]):
         assert main(argv) == 1
-        assert "torch sees no CUDA GPU" in _error(capsys)
+        assert "torch sees no CUDA GPU" in error_line(capsys)
     assert not (tmp_path / "o").exists() and not (tmp_path / "r").exists()
 
 
@@ -284,7 +276,7 @@ def test_a_second_run_into_a_locked_run_folder_is_refused(tmp_path, capsys, no_m
     with run_folder_lock(out):
         before = snapshot(tmp_path)
         assert main(["run", "l1", "--workspace", str(ws), "--out", str(out)]) == 1
-        line = _error(capsys)
+        line = error_line(capsys)
         assert "another run is writing into this run folder" in line and f"(pid {os.getpid()})" in line
         assert snapshot(tmp_path) == before  # the other run's temporary file was not removed
     with run_folder_lock(out):  # released: the next run may take it

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from reliability_helpers import REFERENCES, make_workspace, manifest, seg, write_manifest_text
+from reliability_helpers import REFERENCES, error_line, make_workspace, manifest, seg, write_manifest_text
 from speechkit.cli import main
 from speechkit.errors import FormatError, ManifestError, SpeechkitError
 from speechkit.io import read_rttm, read_seglst, read_stm, write_rttm, write_seglst, write_stm
@@ -27,14 +27,6 @@ DEMO = REPO / "workspaces" / "demo"
 PERFECT = {"wer": 0.0, "number_recall": 1.0, "term_recall": 1.0, "speaker_consistency": 1.0,
            "named_speaker_accuracy": 1.0, "der": 0.0, "jer": 0.0, "cpwer": 0.0, "tcpwer": 0.0}
 assert set(PERFECT) == set(METRICS)
-
-
-def _error(capsys) -> str:
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if "error:" in line]
-    assert len(lines) == 1, err
-    return lines[0]
 
 
 # 5. A perfect hypothesis scores exactly 1 (and 0 error) on every metric.
@@ -146,11 +138,11 @@ def test_a_file_with_several_sessions_none_of_them_the_meetings_is_an_error(tmp_
     ws, run = make_workspace(tmp_path)
     write_seglst(run / "m1.json", [Transcript("a", REFERENCES["m1"]), Transcript("b", REFERENCES["m2"])])
     assert main(["score", "--workspace", str(ws), "--run", str(run)]) == 1
-    line = _error(capsys)
+    line = error_line(capsys)
     assert "m1.json" in line and "no session 'm1'" in line and "a, b" in line
     write_seglst(tmp_path / "two.json", [Transcript("a", REFERENCES["m1"]), Transcript("b", REFERENCES["m2"])])
     assert main(["score", "--ref", str(ws / "m1.ref.json"), "--hyp", str(tmp_path / "two.json")]) == 1
-    line = _error(capsys)
+    line = error_line(capsys)
     assert "hypothesis sessions: a, b" in line or "sessions not in the reference" in line
 
 
@@ -292,7 +284,7 @@ def test_bootstrap_and_collar_options_are_validated_by_the_parser(tmp_path, caps
     with pytest.raises(SystemExit) as info:
         main(["score", "--workspace", str(ws), "--run", str(run), f"{option}={value}"])
     assert info.value.code == 2
-    assert f"argument {option}: expected" in _error(capsys)
+    assert f"argument {option}: expected" in error_line(capsys)
     assert not (run / "scores.json").exists()
 
 
