@@ -66,6 +66,23 @@ def real_meetings() -> dict[str, tuple[float, float]]:
 
 
 @pytest.fixture(scope="session")
+def small_synth_options():
+    """Options of the small synthetic workspace the tests generate: seed 3, two meetings of 15 s,
+    three people."""
+    from speechkit.synth import SynthOptions
+    return SynthOptions(seed=3, meetings=2, people=3, minutes=0.25, difficulty="mixed", check_voices=False)
+
+
+@pytest.fixture(scope="session")
+def small_synth_workspace(tmp_path_factory, small_synth_options) -> Path:
+    """That workspace, generated once per test session; tests read it and leave it as it is."""
+    from speechkit.synth import synthesize_workspace
+    out = tmp_path_factory.mktemp("synth") / "ws"
+    synthesize_workspace(out, small_synth_options)
+    return out
+
+
+@pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory):
     """A randomly initialised wav2vec2 CTC model with a character vocabulary, saved to a folder."""
     import torch

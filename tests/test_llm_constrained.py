@@ -13,7 +13,7 @@ import pytest
 
 from speechkit.stages import make_backend
 from speechkit.recipe import load_recipe
-from test_correct_llm import FIXES, TURNS, VOCAB, Endpoint, Reply, completion, transcript, wer
+from llm_helpers import FIXES, REFERENCE, TURNS, VOCAB, Endpoint, Reply, completion, transcript, wer
 
 
 def items_of(request: dict) -> dict[str, list[str]]:
@@ -57,11 +57,7 @@ def test_choices_are_constrained_by_a_schema_and_applied_with_times(served):
     _, llm = chooser(served, record)
     original = transcript()
     result = llm.correct(original, VOCAB)
-    assert [s.text for s in result.transcript.segments] == [
-        "we moved the pacs.008 mapping to the camt.054 flow today",
-        "so the P99 latency was like one twenty milliseconds on the new cluster",
-        "Priya said the locking change fixed the race conditions in the registry last week",
-        TURNS[3]]
+    assert [s.text for s in result.transcript.segments] == REFERENCE
     assert wer(result.transcript.segments) == 0 < wer(original.segments)
     assert [(e.old, e.new, e.gate) for e in result.stats.edits] == [
         ("packs dot zero zero eight", "pacs.008", "llm"), ("camp dot zero five four", "camt.054", "llm"),

@@ -65,12 +65,8 @@ def test_a_perfect_hypothesis_scores_perfectly_on_the_whole_demo(tmp_path):
     assert sum(s["backchannels"] for s in ws.metadata["meetings"].values()) > 0
 
 
-def test_a_perfect_hypothesis_scores_perfectly_on_the_synthesised_test_workspace(tmp_path):
-    from test_synth import SMALL  # the workspace test_synth.py synthesises
-    from speechkit.synth import synthesize_workspace
-
-    synthesize_workspace(tmp_path / "ws", SMALL)
-    _assert_perfect(_perfect_run(tmp_path / "ws", tmp_path / "run"), allow_not_applicable=True)
+def test_a_perfect_hypothesis_scores_perfectly_on_the_synthesised_test_workspace(small_synth_workspace, tmp_path):
+    _assert_perfect(_perfect_run(small_synth_workspace, tmp_path / "run"), allow_not_applicable=True)
 
 
 def test_a_perfect_hypothesis_scores_perfectly_on_the_tiny_workspace(tmp_path):

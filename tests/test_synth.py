@@ -15,14 +15,12 @@ from whisper_normalizer.english import EnglishTextNormalizer
 from speechkit.io.manifest import load_workspace
 from speechkit.io.rttm import read_rttm
 from speechkit.io.seglst import read_seglst
-from speechkit.synth import SynthOptions, synthesize_workspace
+from speechkit.synth import synthesize_workspace
 from speechkit.synth.acoustics import Codec, _codec
 from speechkit.synth.dialogue import Turn
 from speechkit.synth.mix import place
 from speechkit.synth.spoken import Piece, date_spoken, number_words, ordinal_words, paired_words, plain
 from speechkit.synth.voices import SAMPLE_RATE, Synthesizer, Utterance, voice
-
-SMALL = SynthOptions(seed=3, meetings=2, people=3, minutes=0.25, difficulty="mixed", check_voices=False)
 
 
 def test_number_words():
@@ -106,27 +104,20 @@ def test_tts_word_spans_are_ordered_and_deterministic(voice_id):
     assert voiced > 0.5 * first.duration
 
 
-@pytest.fixture(scope="module")
-def small(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("synth") / "ws"
-    synthesize_workspace(out, SMALL)
-    return out
-
-
 def _files(root: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def test_same_seed_same_bytes(small, tmp_path):
+def test_same_seed_same_bytes(small_synth_workspace, small_synth_options, tmp_path):
     again = tmp_path / "again"
-    synthesize_workspace(again, SMALL)
-    assert _files(small) == _files(again)
-    assert any(name.endswith(".flac") for name in _files(small))
+    synthesize_workspace(again, small_synth_options)
+    assert _files(small_synth_workspace) == _files(again)
+    assert any(name.endswith(".flac") for name in _files(small_synth_workspace))
 
 
-def test_small_workspace_loads_with_references(small):
-    ws = load_workspace(small)
+def test_small_workspace_loads_with_references(small_synth_workspace):
+    ws = load_workspace(small_synth_workspace)
     assert len(ws.people) == 3 and len(ws.meetings) == 2
     for person in ws.people:
         assert person.enrollments and sf.info(str(person.enrollments[0])).samplerate == SAMPLE_RATE
@@ -144,8 +135,8 @@ def _meeting_refs(m):
     return ref, rttm
 
 
-def test_word_times_fall_inside_the_persons_rttm_turns(small):
-    ws = load_workspace(small)
+def test_word_times_fall_inside_the_persons_rttm_turns(small_synth_workspace):
+    ws = load_workspace(small_synth_workspace)
     for m in ws.meetings:
         ref, rttm = _meeting_refs(m)
         duration = sf.info(str(m.audio)).duration
@@ -161,9 +152,9 @@ def test_word_times_fall_inside_the_persons_rttm_turns(small):
             assert all(b[0] >= a[1] for a, b in zip(own, own[1:])), f"{person} overlaps themselves in {m.id}"
 
 
-def test_words_are_where_the_clean_audio_is_loud(small):
+def test_words_are_where_the_clean_audio_is_loud(small_synth_workspace):
     """In a clean meeting the words carry the sound; between turns there is only faint noise."""
-    ws = load_workspace(small)
+    ws = load_workspace(small_synth_workspace)
     clean = [m for m in ws.meetings if ws.metadata["meetings"][m.id]["condition"]["kind"] == "clean"]
     assert clean
     for m in clean:
@@ -181,9 +172,9 @@ def test_words_are_where_the_clean_audio_is_loud(small):
         assert inside > 10 * between
 
 
-def test_terms_spoken_in_a_meeting_are_in_its_reference(small):
+def test_terms_spoken_in_a_meeting_are_in_its_reference(small_synth_workspace):
     """The semantic-verbatim reference writes each spoken term canonically (the audio says its spoken form)."""
-    ws = load_workspace(small)
+    ws = load_workspace(small_synth_workspace)
     for m in ws.meetings:
         ref, _ = _meeting_refs(m)
         verbatim = f" {ref.text} "
@@ -197,8 +188,8 @@ def test_terms_spoken_in_a_meeting_are_in_its_reference(small):
             assert f" {term} " not in verbatim, (m.id, term)
 
 
-def test_enrollment_text_never_occurs_in_a_meeting(small):
-    ws = load_workspace(small)
+def test_enrollment_text_never_occurs_in_a_meeting(small_synth_workspace):
+    ws = load_workspace(small_synth_workspace)
     norm = EnglishTextNormalizer()
     meetings = [norm(_meeting_refs(m)[0].text) for m in ws.meetings]
     for person in ws.people:
@@ -207,12 +198,12 @@ def test_enrollment_text_never_occurs_in_a_meeting(small):
             assert all(norm(sentence) not in meeting for meeting in meetings), sentence
 
 
-def test_artifacts_mention_people_and_canonical_jargon(small):
-    ws = load_workspace(small)
+def test_artifacts_mention_people_and_canonical_jargon(small_synth_workspace):
+    ws = load_workspace(small_synth_workspace)
     text = "\n".join(a.read_text() for a in ws.artifacts)
     assert all(p.name in text for p in ws.people if any(p.id in m.attendees for m in ws.meetings))
     assert all(term in text for term in ws.terms.jargon)
-    truth = json.loads((small / "truth" / "state.json").read_text())
+    truth = json.loads((small_synth_workspace / "truth" / "state.json").read_text())
     assert all(item["description"] in text for item in truth["action_items"])
 
 
