@@ -14,18 +14,14 @@ from pathlib import Path
 
 from speechkit.corpora.records import SourcePerson
 from speechkit.errors import AudioError, FormatError
+from speechkit.io._lines import read_text
 
 PEOPLE_COLUMNS = ("id", "name", "nicknames", "role", "enrollments")
 
 
 def read_people(path: Path) -> list[SourcePerson]:
     """The people CSV (see the module docstring); errors name the line."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise FormatError(path, "file not found") from None
-    except UnicodeDecodeError:
-        raise FormatError(path, "not UTF-8 text") from None
+    text = read_text(path).removeprefix("\ufeff")  # a spreadsheet's byte order mark
     rows = csv.reader(text.splitlines())
     header = [h.strip().lower() for h in next(rows, [])]
     if "enrollment" in header:

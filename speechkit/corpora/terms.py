@@ -20,7 +20,7 @@ from typing import Any, Mapping
 import yaml
 
 from speechkit.errors import FormatError
-from speechkit.io._lines import read_lines
+from speechkit.io._lines import read_lines, read_text
 from speechkit.workspace import TermSet
 
 #: A word is rare when its wordfreq Zipf frequency (English) is below this.
@@ -40,11 +40,10 @@ def read_terms(path: str | Path) -> TermSet:
     """The user's term list (see the module docstring for the two formats)."""
     path = Path(path)
     if path.suffix.lower() in (".yaml", ".yml"):
+        text = read_text(path)
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise FormatError(path, "file not found") from None
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise FormatError(path, f"invalid YAML: {getattr(exc, 'problem', exc)}",
                               line=mark.line + 1 if mark else None) from None

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from speechkit.errors import FormatError
-from speechkit.io._lines import check_input
+from speechkit.io._lines import read_text
 from speechkit.io.atomic import write_text
 from speechkit.transcript import Segment, Transcript, Word
 
@@ -87,16 +87,7 @@ def parse_seglst(text: str, path: str | Path = "<seglst>") -> dict[str, Transcri
 
 def read_seglst(path: str | Path) -> dict[str, Transcript]:
     """Read a SegLST JSON file into one transcript per session id."""
-    check_input(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FormatError(path, "file not found") from None
-    except (UnicodeDecodeError, IsADirectoryError) as exc:
-        raise FormatError(path, f"cannot read as UTF-8 text: {exc}") from None
-    except OSError as exc:
-        raise FormatError(path, f"cannot read: {exc.strerror or type(exc).__name__}") from None
-    return parse_seglst(text, path)
+    return parse_seglst(read_text(path), path)
 
 
 def to_seglst(transcripts: list[Transcript]) -> list[dict]:
