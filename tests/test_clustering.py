@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from speechkit.stages.diarize import clustering as cl
+from speechkit.stages.diarize.embedders import l2_normalize
 
 
 def _speakers(sizes, dim=64, spread=0.15, seed=0, base=0.0):
@@ -16,7 +17,7 @@ def _speakers(sizes, dim=64, spread=0.15, seed=0, base=0.0):
         centre /= np.linalg.norm(centre)
         rows.append(centre + spread * rng.normal(size=(n, dim)) / np.sqrt(dim))
         labels += [k] * n
-    return cl.l2_normalize(np.concatenate(rows)), np.array(labels)
+    return l2_normalize(np.concatenate(rows), np.float64), np.array(labels)
 
 
 def _agree(a, b):

@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from speechkit.stages.diarize.embedders import l2_normalize
+
 __all__ = [
     "COHORT_FILE",
     "DEFAULT_THRESHOLD",
@@ -55,9 +57,8 @@ COHORT_FILE = "cohort-resemblyzer.npy"
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
-    x = np.atleast_2d(np.asarray(x, dtype=np.float64))
-    norm = np.linalg.norm(x, axis=-1, keepdims=True)
-    return x / np.where(norm > 0, norm, 1.0)
+    """Rows of ``x`` (one vector: one row) at unit length, as float64."""
+    return np.atleast_2d(l2_normalize(x, np.float64))
 
 
 def _stats(vectors: np.ndarray, cohort: np.ndarray, top_k: int | None) -> tuple[np.ndarray, np.ndarray]:

@@ -41,12 +41,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from speechkit.stages.diarize.embedders import l2_normalize
+
 __all__ = [
     "METHODS",
     "cluster_windows",
     "cosine_affinity",
     "keep_large_clusters",
-    "l2_normalize",
     "nme_sc",
     "nme_sc_estimate",
     "silhouette_ahc",
@@ -56,16 +57,9 @@ __all__ = [
 METHODS = ("silhouette", "nme-sc", "threshold")
 
 
-def l2_normalize(x: np.ndarray) -> np.ndarray:
-    """Rows of ``x`` scaled to unit length (zero rows stay zero), as float64."""
-    x = np.asarray(x, dtype=np.float64)
-    norm = np.linalg.norm(x, axis=-1, keepdims=True)
-    return x / np.where(norm > 0, norm, 1.0)
-
-
 def cosine_affinity(x: np.ndarray, scale: bool = True) -> np.ndarray:
     """Cosine similarity of every pair of rows; with ``scale``, min-max scaled to [0, 1]."""
-    xn = l2_normalize(x)
+    xn = l2_normalize(x, np.float64)
     a = xn @ xn.T
     if scale:
         lo, hi = a.min(), a.max()
@@ -76,7 +70,7 @@ def cosine_affinity(x: np.ndarray, scale: bool = True) -> np.ndarray:
 def _linkage(x: np.ndarray, method: str) -> np.ndarray:
     from scipy.cluster.hierarchy import linkage
 
-    xn = l2_normalize(x)
+    xn = l2_normalize(x, np.float64)
     if method in ("ward", "centroid", "median"):
         return linkage(xn, method=method, metric="euclidean")
     return linkage(xn, method=method, metric="cosine")
@@ -109,7 +103,7 @@ def silhouette_ahc(x: np.ndarray, num_speakers: int | None = None, *, min_speake
     tree = _linkage(x, linkage_method)
     if num_speakers is not None:
         return _cut(tree, min(num_speakers, n))
-    xn = l2_normalize(x)
+    xn = l2_normalize(x, np.float64)
     best_score, best = -np.inf, np.zeros(n, dtype=int)
     for k in range(max(2, min_speakers), min(max_speakers, n - 1) + 1):
         labels = _cut(tree, k)
@@ -268,5 +262,5 @@ def cluster_windows(emb: np.ndarray, windows: Sequence[tuple[float, float]],
                                   keep_at_most=num_speakers or max_speakers)
         if len(big) < min_speakers:  # the bound holds even where small clusters were dropped
             big = keep_large_clusters(labels, step_s, 0.0, keep_at_most=min_speakers)
-    centroids = l2_normalize(np.stack([x[labels == c].mean(axis=0) for c in big]))
-    return np.argmax(l2_normalize(emb) @ centroids.T, axis=1)
+    centroids = l2_normalize(np.stack([x[labels == c].mean(axis=0) for c in big]), np.float64)
+    return np.argmax(l2_normalize(emb, np.float64) @ centroids.T, axis=1)

@@ -82,9 +82,9 @@ def make_embedder(backend: str = "resemblyzer", device: str = "auto", **options:
     return cls(cls.Options.from_dict(options, "stages.diarize.embedder_options"), device=device)
 
 
-def l2_normalize(x: np.ndarray) -> np.ndarray:
-    """``x`` scaled to unit length along its last axis (zero vectors stay zero)."""
-    x = np.asarray(x, dtype=np.float32)
+def l2_normalize(x: np.ndarray, dtype: type = np.float32) -> np.ndarray:
+    """``x`` scaled to unit length along its last axis (zero vectors stay zero), as ``dtype``."""
+    x = np.asarray(x, dtype=dtype)
     norm = np.linalg.norm(x, axis=-1, keepdims=True)
     return x / np.where(norm > 0, norm, 1.0)
 
