@@ -16,6 +16,7 @@ import logging
 import os
 import shutil
 import tempfile
+import zipfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -38,11 +39,13 @@ class PackageSource:
     ``pip``: distribution names to install. ``locate``: ``"module/relative/path"`` or
     ``"module:function"`` (a function returning the path). ``join``: file name -> the files
     (``module/relative/path``) whose concatenation gives it, for models split across packages.
+    ``unzip``: ``locate`` is a zip archive of the model folder, unpacked once into the local folder.
     """
 
     pip: tuple[str, ...]
     locate: str
     join: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    unzip: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,8 @@ def load_registry(path: Path = REGISTRY_FILE) -> dict[str, ModelRecord]:
         package = entry.pop("package", None)
         if package:
             package = PackageSource(pip=tuple(package["pip"]), locate=package["locate"],
-                                    join={k: tuple(v) for k, v in package.get("join", {}).items()})
+                                    join={k: tuple(v) for k, v in package.get("join", {}).items()},
+                                    unzip=bool(package.get("unzip", False)))
         record = ModelRecord(package=package, hub_allow=tuple(entry.pop("hub_allow", ())),
                              requires=tuple(entry.pop("requires", ())),
                              aliases=tuple(entry.pop("aliases", ())), **entry)
@@ -114,16 +118,25 @@ def resolve(name: str | Path) -> Path:
     if not known(str(name)):
         path = Path(name).expanduser()
         if path.exists():
+            check_path(path)
             return path
         if isinstance(name, Path) or _looks_like_path(str(name)):
             raise ModelNotAvailableError(f"{name}: no such model file or folder")
     record = get(str(name))
     where, path = _locate(record)
-    if where == "package" and record.package.join:
+    if where == "package" and (record.package.join or record.package.unzip):
         return _join(record, path)
     if path is None:
         raise ModelNotAvailableError(how_to_get(record))
     return path
+
+
+def check_path(name: str | Path) -> None:
+    """Raise ModelNotAvailableError if ``name`` is an existing path other than a regular file or a
+    folder: ``/dev/zero`` would be read for ever, a FIFO would block (a name that is no path passes)."""
+    path = Path(name).expanduser()
+    if path.exists() and not (path.is_file() or path.is_dir()):
+        raise ModelNotAvailableError(f"{name}: not a model file or folder (a device, FIFO or socket)")
 
 
 def available(name: str) -> bool:
@@ -180,8 +193,9 @@ def file_of(name: str | Path, suffix: str) -> Path:
 def model_hash(name: str | Path) -> str:
     """A fingerprint of a model's files (resolved as :func:`resolve` does), for run manifests.
 
-    sha256 over each file's relative path, size and content (``__pycache__`` skipped); of files
-    over 2 MiB only the first and last MiB are read, so multi-GB weights cost milliseconds.
+    sha256 over each regular file's relative path, size and content (``__pycache__`` skipped); of
+    files over 2 MiB only the first and last MiB are read, so multi-GB weights cost milliseconds.
+    Reading is bounded by the sizes taken before it (a file that grows meanwhile is not read on).
     """
     path = resolve(name)
     files = [path]
@@ -191,13 +205,13 @@ def model_hash(name: str | Path) -> str:
     for file in files:
         size = file.stat().st_size
         digest.update(f"{file.relative_to(path) if path.is_dir() else file.name}\0{size}\0".encode())
+        spans = [(0, size)] if size <= 2 << 20 else [(0, 1 << 20), (size - (1 << 20), 1 << 20)]
         with open(file, "rb") as handle:
-            if size <= 2 << 20:
-                digest.update(handle.read())
-            else:
-                digest.update(handle.read(1 << 20))
-                handle.seek(-(1 << 20), os.SEEK_END)
-                digest.update(handle.read())
+            for offset, length in spans:
+                handle.seek(offset)
+                while length > 0 and (block := handle.read(min(length, 1 << 20))):
+                    digest.update(block)
+                    length -= len(block)
     return digest.hexdigest()[:16]
 
 
@@ -283,15 +297,20 @@ def _module_path(spec: str) -> Path | None:
 
 
 def _join(record: ModelRecord, source: Path) -> Path:
-    """Build the model's local folder from the package files, joining split files; atomic."""
+    """Build the model's local folder from the package files, joining split files or unpacking
+    the zip archive; atomic."""
     target = record.local_dir
     if target.is_dir() and any(target.iterdir()):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{record.name}.", dir=target.parent))
     try:
+        if record.package.unzip:
+            log.info("unpacking %s into %s", source, target)
+            with zipfile.ZipFile(source) as archive:
+                archive.extractall(tmp)
         part_names = {Path(p).name for ps in record.package.join.values() for p in ps}
-        for item in source.iterdir():
+        for item in source.iterdir() if source.is_dir() else ():
             if item.is_file() and item.name not in part_names:
                 shutil.copy2(item, tmp / item.name)
         for name, parts in record.package.join.items():

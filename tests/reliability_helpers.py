@@ -52,6 +52,22 @@ def error_line(capsys) -> str:
     return lines[0]
 
 
+def refused(root: Path, argv: list, capsys, expect: str) -> str:
+    """Run ``speechkit argv`` in-process: exit code 1 or 2, one ``error:`` line holding ``expect``, no
+    traceback, and nothing under ``root`` created, changed or removed. Returns the error line."""
+    from speechkit.cli import main
+
+    before = snapshot(root)
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as exc:  # argparse
+        rc = exc.code
+    assert snapshot(root) == before
+    line = error_line(capsys)
+    assert rc in (1, 2) and expect in line, (rc, line)
+    return line
+
+
 def write_manifest_text(ws: Path, text: str) -> Path:
     (ws / "workspace.yaml").write_text(text, encoding="utf-8")
     return ws

@@ -144,3 +144,25 @@ def test_paths_and_unknown_names(tmp_path: Path) -> None:
     with pytest.raises(ModelNotAvailableError, match="no such model file or folder"):
         registry.resolve("./models/missing")
     assert registry.get("Systran/faster-whisper-tiny.en").name == "whisper-tiny.en"  # a hub id names its model
+
+
+@pytest.mark.timeout(60)
+def test_a_device_or_fifo_is_no_model_and_is_never_read(tmp_path: Path) -> None:
+    """`--model /dev/zero` used to be hashed with one read() until the kernel killed the process."""
+    import os
+    import shutil
+
+    os.mkfifo(tmp_path / "fifo")
+    for path in ("/dev/zero", tmp_path / "fifo"):
+        with pytest.raises(ModelNotAvailableError, match="not a model file or folder"):
+            registry.resolve(path)
+        with pytest.raises(ModelNotAvailableError, match="not a model file or folder"):
+            registry.model_hash(path)
+        assert registry.identity(path) == str(path)
+    # in a model folder, a FIFO is not a file of the model: hashed like the folder without it
+    folder = registry.resolve("tiny.en")
+    shutil.copytree(folder, tmp_path / "model")
+    plain = registry.model_hash(tmp_path / "model")
+    assert plain == registry.model_hash(folder)
+    os.mkfifo(tmp_path / "model" / "pipe.bin")
+    assert registry.model_hash(tmp_path / "model") == plain

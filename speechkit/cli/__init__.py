@@ -9,7 +9,9 @@ import argparse
 import importlib
 import logging
 import os
+import signal
 import sys
+import threading
 
 from speechkit import __version__
 from speechkit.errors import SpeechkitError
@@ -52,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    if threading.current_thread() is threading.main_thread():
+        # Ctrl-C (SIGINT) interrupts every command, even one started as a background job of a script,
+        # which inherits SIGINT ignored; the run then ends as "interrupted", exit code 130
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return int(args.handler(args) or 0)
     except SpeechkitError as exc:

@@ -66,6 +66,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     lh.add_argument("--select", metavar="KEY", help="the series to import when the pattern finds several")
     lh.add_argument("--order", choices=("id", "date"), default="id",
                     help="calendar order by recording id (default) or by the cuts' custom 'date'")
+    lh.add_argument("--allow-url", action="store_true",
+                    help="read recordings whose audio source is a URL (downloaded by lhotse); without it only "
+                         "audio files are read, and other source types (command, memory, ...) never are")
     _common(lh)
     lh.set_defaults(handler=run_lhotse)
     fo = kinds.add_parser(
@@ -116,7 +119,7 @@ def run_lhotse(args: argparse.Namespace) -> int:
         raise SpeechkitError("give --recordings and --supervisions, or --cuts")
     try:
         ws = import_lhotse(args.out, recordings=args.recordings, supervisions=args.supervisions, cuts=args.cuts,
-                           series=args.series, select=args.select, order=args.order,
+                           series=args.series, select=args.select, order=args.order, allow_url=args.allow_url,
                            people=read_people(args.people) if args.people else (), **_options(args))
     except OSError as exc:
         raise SpeechkitError(f"{exc.filename or args.out}: {exc.strerror or exc}") from None

@@ -9,6 +9,7 @@ Layout::
     meetings/<id>/reference.json    SegLST (speaker = person id; word_times when the corpus has them),
                                     only when the corpus has text
     meetings/<id>/reference.rttm    reference speaker turns
+    meetings/<id>/notes.json        gold notes, when the corpus has them (validated, rewritten)
     enrollments/<person>.flac       solo speech cut from the enrollment meeting
     enrollments/<person>-<n>.<ext>  enrollment clips the user supplied
 """
@@ -26,8 +27,10 @@ from tqdm import tqdm
 
 from speechkit.corpora.enroll import EnrollmentOptions, cut_enrollments
 from speechkit.corpora.records import SAMPLE_RATE, SourceMeeting, SourcePerson
-from speechkit.errors import AudioError, SpeechkitError
+from speechkit.errors import AudioError, OutputError, SpeechkitError
 from speechkit.io.manifest import load_workspace, write_manifest
+from speechkit.io.notes import read_gold_notes, write_notes
+from speechkit.io.names import id_problem
 from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
 from speechkit.transcript import Transcript
@@ -46,16 +49,25 @@ def check_target(target: Path) -> None:
         raise SpeechkitError(f"{target}: already exists and is not an empty folder; choose a new --out")
 
 
-def write_audio(path: Path, meeting: SourceMeeting) -> float:
-    """Stream the meeting's audio into a 16-bit FLAC file; returns its duration in seconds."""
+def write_audio(path: Path, meeting: SourceMeeting, target: Path) -> float:
+    """Stream the meeting's audio into a 16-bit FLAC file; returns its duration in seconds.
+
+    A write that fails (disk full, a path too long) is an OutputError naming ``target``, the
+    workspace being built.
+    """
     import soundfile as sf
 
     samples = 0
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with sf.SoundFile(path, "w", SAMPLE_RATE, 1, "PCM_16", format="FLAC") as out:
-        for block in meeting.audio():
-            out.write(np.clip(block, -1.0, 1.0))
-            samples += len(block)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with sf.SoundFile(path, "w", SAMPLE_RATE, 1, "PCM_16", format="FLAC") as out:
+            for block in meeting.audio():
+                out.write(np.clip(block, -1.0, 1.0))
+                samples += len(block)
+    except (OSError, sf.LibsndfileError) as exc:
+        reason = getattr(exc, "strerror", None) or getattr(exc, "error_string", None) or str(exc)
+        shown = str(target) if len(str(target)) <= 200 else f"{str(target)[:90]}...{str(target)[-90:]}"
+        raise OutputError(shown, f"cannot write the audio of meeting {meeting.id!r}: {reason}") from None
     if samples == 0:
         raise AudioError(meeting.origin, "holds no audio samples")
     return samples / SAMPLE_RATE
@@ -91,7 +103,12 @@ def build_workspace(target: str | Path, name: str, people: Sequence[SourcePerson
     target = Path(target).absolute()
     check_target(target)
     known = {p.id for p in people}
+    for p in people:  # before any audio is encoded: ids become file names
+        if problem := id_problem(p.id):
+            raise SpeechkitError(f"person id: {problem}")
     for m in meetings:
+        if problem := id_problem(m.id):
+            raise SpeechkitError(f"{m.origin}: meeting id: {problem}")
         if m.date is None:
             raise SpeechkitError(f"{m.origin}: meeting {m.id!r} has no date")
         for t in (m.turns, m.reference):
@@ -99,8 +116,12 @@ def build_workspace(target: str | Path, name: str, people: Sequence[SourcePerson
             if stray:
                 raise SpeechkitError(f"{m.origin}: speaker {stray[0]!r} is not a person of the workspace")
     enrolled_from = _enrollment_meeting(meetings, enrollment) if enrollment else None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".importing", dir=target.parent))
+    made = _make_folders(target.parent)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".importing", dir=target.parent))
+    except OSError:
+        _remove_empty(made)
+        raise
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; the workspace gets the usual permissions
@@ -113,15 +134,19 @@ def build_workspace(target: str | Path, name: str, people: Sequence[SourcePerson
                 folder += "_"
             folders.add(folder)
             base = tmp / "meetings" / folder
-            durations[m.id] = round(write_audio(base / "audio.flac", m), 3)
+            durations[m.id] = round(write_audio(base / "audio.flac", m, target), 3)
             reference = None
             if m.reference is not None:
                 reference = base / "reference.json"
                 write_seglst(reference, [_named(m.reference, names)])
             write_rttm(base / "reference.rttm", [m.turns])
+            notes = None
+            if m.notes is not None:
+                notes = base / "notes.json"
+                write_notes(notes, read_gold_notes(m.notes, m.id, names), m.id)
             attendees = tuple(dict.fromkeys([*m.turns.speakers, *(m.reference.speakers if m.reference else [])]))
             records.append(Meeting(id=m.id, date=m.date, audio=base / "audio.flac", title=m.title, kind=m.kind,
-                                   reference=reference, rttm=base / "reference.rttm", attendees=attendees,
+                                   reference=reference, rttm=base / "reference.rttm", attendees=attendees, notes=notes,
                                    enrollment_only=enrolled_from is not None and m.id == enrolled_from.id))
         clips: dict[str, list[Path]] = {p.id: [] for p in people}
         meta = dict(metadata or {})
@@ -148,5 +173,25 @@ def build_workspace(target: str | Path, name: str, people: Sequence[SourcePerson
         os.rename(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        _remove_empty(made)
         raise
     return load_workspace(target)
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; returns the folders created, deepest first."""
+    made, path = [], folder
+    while not path.exists() and path != path.parent:
+        made.append(path)
+        path = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return made
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders a failed import created (deepest first), as long as they are empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return

@@ -4,15 +4,17 @@ The folder (subfolders included; hidden files ignored) holds audio files (any fo
 decodes) and reference files: STM or SegLST JSON (words with speakers) and RTTM (speaker turns).
 Enrollment clips named by the people CSV are not meetings. References are matched to audio by session
 id: the STM/RTTM file field, the SegLST ``session_id``, must equal an audio file's name without
-its extension; one reference file may hold one meeting or several. Every reference session must
+its extension; one reference file may hold one meeting or several; a ``.json`` file that is not a
+JSON list (a ``config.json``) is no reference and is left out. Every reference session must
 match an audio file and every audio file must have a reference, or the import fails naming the
-file and line. A people CSV (``people.csv`` in the folder, or ``--people``; see
+file and line; so does a subfolder or file that cannot be read. A people CSV (``people.csv`` in the folder, or ``--people``; see
 :mod:`speechkit.corpora.people`) names the speakers. Without one, people are the reference
 speakers, named by the SegLST ``speaker_name`` or else by their label (underscores read as spaces).
+A file ``<session>.notes.json`` holds that meeting's gold notes (docs/workspace-format.md).
 """
 from __future__ import annotations
 
-import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -25,6 +27,10 @@ from speechkit.corpora.series import calendar_order, meeting_dates
 from speechkit.corpora.terms import term_list
 from speechkit.errors import FormatError, SpeechkitError
 from speechkit.io import read_transcripts
+from speechkit.io._lines import open_input, read_text, text_lines
+from speechkit.io.jsonfile import read_json
+from speechkit.io.names import id_problem
+from speechkit.io.seglst import seglst_transcripts
 from speechkit.transcript import Segment, Transcript
 from speechkit.workspace import TermSet, Workspace
 
@@ -32,6 +38,7 @@ AUDIO_SUFFIXES = frozenset({".wav", ".wave", ".flac", ".ogg", ".oga", ".opus", "
                             ".w64", ".rf64", ".caf", ".mp3", ".m4a", ".aac", ".wma", ".webm", ".mp4", ".mkv"})
 REFERENCE_FORMATS = {".stm": "stm", ".rttm": "rttm", ".json": "seglst"}
 PEOPLE_CSV = "people.csv"
+NOTES_SUFFIX = ".notes.json"
 # Where each format keeps the session id and the speaker: (field index of a line, SegLST key).
 _FIELDS = {"stm": {"session": 0, "speaker": 2}, "rttm": {"session": 1, "speaker": 7},
            "seglst": {"session": "session_id", "speaker": "speaker"}}
@@ -41,10 +48,10 @@ def _where(path: Path, fmt: str, key: str, value: str) -> FormatError:
     """A FormatError pointing at the first line (or SegLST entry) whose ``key`` field is ``value``."""
     where = _FIELDS[fmt][key]
     if fmt == "seglst":
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
         index = next(i for i, obj in enumerate(data) if obj.get(where) == value)
         return FormatError(path, "", field=f"[{index}].{where}")
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text_lines(read_text(path)), start=1):
         fields = line.split()
         if len(fields) > where and fields[where] == value and (fmt != "rttm" or fields[0] == "SPEAKER"):
             return FormatError(path, "", line=number)
@@ -63,24 +70,56 @@ class _Found:
     audio: dict[str, Path] = field(default_factory=dict)
     words: dict[str, tuple[Path, str, Transcript]] = field(default_factory=dict)
     turns: dict[str, tuple[Path, str, Transcript]] = field(default_factory=dict)
+    notes: dict[str, Path] = field(default_factory=dict)
+
+
+def _files(folder: Path) -> list[Path]:
+    """The regular files under ``folder`` (hidden ones left out), sorted; an unreadable subfolder is an error."""
+    def refuse(exc: OSError) -> None:
+        raise FormatError(exc.filename, f"cannot read this folder: {exc.strerror or type(exc).__name__}; its "
+                                        "meetings would be missing") from None
+
+    out = []
+    for root, dirs, names in os.walk(folder, onerror=refuse):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        out += [Path(root) / n for n in names if not n.startswith(".") and (Path(root) / n).is_file()]
+    return sorted(out)
+
+
+def _references(path: Path, fmt: str) -> dict[str, Transcript] | None:
+    """The transcripts of a reference file; None for a ``.json`` that is not SegLST-shaped (no JSON list)."""
+    if fmt != "seglst":
+        return read_transcripts(path, fmt)
+    data = read_json(path)
+    return seglst_transcripts(data, path) if isinstance(data, list) else None
 
 
 def _scan(folder: Path, skip: set[Path]) -> _Found:
     found = _Found()
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not any(
-        part.startswith(".") for part in p.relative_to(folder).parts) and p.resolve() not in skip)
+    files = [p for p in _files(folder) if p.resolve() not in skip]
     for path in files:
         suffix = path.suffix.lower()
         if suffix in AUDIO_SUFFIXES:
+            problem = id_problem(path.stem)
+            if problem:
+                raise FormatError(path, f"the file name is the meeting id: {problem}")
+            with open_input(path):  # unreadable (permission denied) is an error now, not after hours of decoding
+                pass
             if path.stem in found.audio:
                 raise FormatError(path, f"a second audio file for session {path.stem!r} "
                                         f"(the first is {found.audio[path.stem]})")
             found.audio[path.stem] = path
     for path in files:
+        if path.name.lower().endswith(NOTES_SUFFIX):
+            session = path.name[:-len(NOTES_SUFFIX)]
+            if session not in found.audio:
+                raise FormatError(path, f"notes of session {session!r}, which matches no audio file in {folder}")
+            found.notes[session] = path
+            continue
         fmt = REFERENCE_FORMATS.get(path.suffix.lower())
         if fmt is None:
             continue
-        for session, transcript in read_transcripts(path, fmt).items():
+        for session, transcript in (_references(path, fmt) or {}).items():
             if session not in found.audio:
                 raise _error_at(path, fmt, "session", session,
                                 f"session {session!r} matches no audio file in {folder} (audio files are matched "
@@ -124,6 +163,11 @@ def _people(found: _Found, sessions: Sequence[str], people_csv: Path | None,
                     raise _error_at(path, fmt, "speaker", speaker,
                                     f"speaker {speaker!r} is not a person id of {people_csv}")
         return listed
+    for path, fmt, transcript in refs:
+        for speaker in transcript.speakers:
+            problem = id_problem(speaker)
+            if problem:
+                raise _error_at(path, fmt, "speaker", speaker, f"the speaker is a person id: {problem}")
     out: dict[str, SourcePerson] = {}
     for _, _, transcript in refs:
         for seg in transcript.segments:
@@ -150,7 +194,7 @@ def import_folder(source: str | Path, out: str | Path, *, people: str | Path | N
     if not folder.is_dir():
         raise SpeechkitError(f"{folder}: not a folder")
     people_csv = Path(people) if people else (folder / PEOPLE_CSV if (folder / PEOPLE_CSV).is_file() else None)
-    listed = read_people(people_csv) if people_csv else None
+    listed = read_people(people_csv, inside=None if people else folder) if people_csv else None
     skip = {people_csv.resolve()} if people_csv else set()
     skip |= {clip.resolve() for p in listed or () for clip in p.enrollments}  # clips are not meetings
     found = _scan(folder, skip)
@@ -167,7 +211,8 @@ def import_folder(source: str | Path, out: str | Path, *, people: str | Path | N
         origin = ", ".join(str(r[0]) for r in (words, turns) if r)
         meetings.append(SourceMeeting(
             id=session, audio=lambda path=found.audio[session]: _audio_blocks(path, channel),
-            turns=turns[2] if turns else _turns(reference), reference=reference, origin=origin, date=days[session]))
+            turns=turns[2] if turns else _turns(reference), reference=reference, origin=origin, date=days[session],
+            notes=found.notes.get(session)))
     metadata: dict[str, Any] = {"import": {
         "from": "folder", "folder": str(folder.resolve()), "people": str(people_csv.resolve()) if people_csv else None,
         "order": "id", "channel": "mix" if channel is None else channel,

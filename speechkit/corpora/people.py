@@ -5,7 +5,9 @@
 
 ``id`` and ``name`` are required; ``nicknames`` and ``enrollments`` (audio clips, paths relative
 to the CSV's folder) hold several values separated by ``;``. ``enrollment`` is accepted for
-``enrollments``. Every problem names the file and line.
+``enrollments``. Every problem names the file and line. A CSV the importer finds inside the folder
+it imports may name clips inside that folder only (``../../private/call.flac`` or an absolute path
+elsewhere is an error); a CSV the user names with ``--people`` may name clips anywhere.
 """
 from __future__ import annotations
 
@@ -14,15 +16,18 @@ from pathlib import Path
 
 from speechkit.corpora.records import SourcePerson
 from speechkit.errors import AudioError, FormatError
-from speechkit.io._lines import read_text
+from speechkit.io._lines import read_text, text_lines
+from speechkit.io.names import id_problem
 
 PEOPLE_COLUMNS = ("id", "name", "nicknames", "role", "enrollments")
 
 
-def read_people(path: Path) -> list[SourcePerson]:
-    """The people CSV (see the module docstring); errors name the line."""
-    text = read_text(path).removeprefix("\ufeff")  # a spreadsheet's byte order mark
-    rows = csv.reader(text.splitlines())
+def read_people(path: Path, inside: Path | None = None) -> list[SourcePerson]:
+    """The people CSV (see the module docstring); errors name the line.
+
+    ``inside``: a folder every enrollment clip must lie in (links resolved), None for anywhere.
+    """
+    rows = csv.reader(text_lines(read_text(path)))  # read_text drops a spreadsheet's byte order mark
     header = [h.strip().lower() for h in next(rows, [])]
     if "enrollment" in header:
         header[header.index("enrollment")] = "enrollments"
@@ -40,6 +45,9 @@ def read_people(path: Path) -> list[SourcePerson]:
         for key in ("id", "name"):
             if not cells[key]:
                 raise FormatError(path, f"{key}: missing", line=number)
+        problem = id_problem(cells["id"])
+        if problem:
+            raise FormatError(path, f"id: {problem}", line=number)
         if cells["id"] in seen:
             raise FormatError(path, f"id: duplicate id {cells['id']!r} (first on line {seen[cells['id']]})",
                               line=number)
@@ -47,6 +55,10 @@ def read_people(path: Path) -> list[SourcePerson]:
         clips = []
         for clip in _split(cells.get("enrollments", "")):
             clip_path = (path.parent / clip)
+            if inside is not None and not clip_path.resolve().is_relative_to(inside.resolve()):
+                raise FormatError(path, f"enrollments: {clip!r} lies outside the imported folder {inside}; a people "
+                                        "CSV found in the folder may name clips inside it only (name the CSV with "
+                                        "--people to allow clips elsewhere)", line=number)
             if not clip_path.is_file():
                 raise FormatError(path, f"enrollments: file {clip!r} not found in {path.parent}", line=number)
             try:

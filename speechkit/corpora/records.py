@@ -34,7 +34,8 @@ class SourceMeeting:
     ``audio`` yields the recording as float32 mono blocks at :data:`SAMPLE_RATE`; ``turns`` are
     the reference speaker turns (speaker = person id); ``reference`` the words with speakers
     (segment level, or word level when the words carry times), None when the corpus has no text.
-    ``origin`` says where the meeting came from, for messages and the manifest metadata.
+    ``origin`` says where the meeting came from, for messages and the manifest metadata;
+    ``notes`` is the corpus's gold notes file of the meeting (docs/workspace-format.md), if any.
     """
 
     id: str
@@ -45,6 +46,7 @@ class SourceMeeting:
     date: dt.date | dt.datetime | None = None
     title: str | None = None
     kind: str | None = None
+    notes: Path | None = None
 
     @property
     def reference_kind(self) -> str:

@@ -97,6 +97,7 @@ def calendar_order(ids: Sequence[str], dates: dict[str, dt.date | dt.datetime | 
     if order != "date":
         raise SpeechkitError(f"--order must be id or date, got {order!r}")
     missing = [rid for rid in ids if dates.get(rid) is None]
+    _check_zones(ids, dates, sources)
     if missing:
         raise SpeechkitError(f"{_where(sources, missing[0])}--order date: no date for {_listing(missing)} (dates "
                              "come from the cuts' custom field 'date'); use --order id")
@@ -105,6 +106,18 @@ def calendar_order(ids: Sequence[str], dates: dict[str, dt.date | dt.datetime | 
 
 def _as_datetime(day: dt.date | dt.datetime) -> dt.datetime:
     return day if isinstance(day, dt.datetime) else dt.datetime.combine(day, dt.time())
+
+
+def _check_zones(ids: Sequence[str], dates: Mapping[str, dt.date | dt.datetime | None],
+                 sources: Mapping[str, str] | None) -> None:
+    """Dates with a time zone and dates without one cannot be ordered: an error naming one of each."""
+    zoned = {rid: isinstance(dates[rid], dt.datetime) and dates[rid].utcoffset() is not None
+             for rid in ids if dates.get(rid) is not None}
+    if len(set(zoned.values())) > 1:
+        a = next(rid for rid, z in zoned.items() if z)
+        b = next(rid for rid, z in zoned.items() if not z)
+        raise SpeechkitError(f"{_where(sources, a)}meeting {a!r} is dated {dates[a]} (with a time zone) and {b!r} "
+                             f"{dates[b]} (without one): they cannot be ordered; give every date a time zone or none")
 
 
 def meeting_dates(ordered: Sequence[str], dates: dict[str, dt.date | dt.datetime | None],
@@ -116,6 +129,7 @@ def meeting_dates(ordered: Sequence[str], dates: dict[str, dt.date | dt.datetime
     the calendar order and nothing else.
     """
     if ordered and all(dates.get(rid) is not None for rid in ordered):
+        _check_zones(ordered, dates, sources)
         out = {rid: dates[rid] for rid in ordered}
         for a, b in zip(ordered, ordered[1:]):
             if _as_datetime(out[b]) < _as_datetime(out[a]):

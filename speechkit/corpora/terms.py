@@ -17,10 +17,9 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from speechkit.errors import FormatError
 from speechkit.io._lines import read_lines, read_text
+from speechkit.io.yamlfile import parse_yaml
 from speechkit.workspace import TermSet
 
 #: A word is rare when its wordfreq Zipf frequency (English) is below this.
@@ -40,13 +39,7 @@ def read_terms(path: str | Path) -> TermSet:
     """The user's term list (see the module docstring for the two formats)."""
     path = Path(path)
     if path.suffix.lower() in (".yaml", ".yml"):
-        text = read_text(path)
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise FormatError(path, f"invalid YAML: {getattr(exc, 'problem', exc)}",
-                              line=mark.line + 1 if mark else None) from None
+        data, _ = parse_yaml(read_text(path), path)  # strict, as workspace.yaml: duplicate keys, bombs, nesting
         if not isinstance(data, dict) or set(map(str, data)) - {"numbers", "jargon"}:
             raise FormatError(path, "expected a mapping with the keys numbers and jargon (lists of strings)")
         lists = {}

@@ -7,17 +7,20 @@ without a word reference gets its RTTM turns, without text) and ``cuts.jsonl.gz`
 meeting, ``custom`` holding the ``workspace`` name, its ``date``, ``title``, ``kind``, and for the meeting the enrollments were
 cut from ``enrollment_only`` and the ``enrollment`` settings, so an import cuts them again). People's
 nicknames and roles, terms, enrollment clips and artifacts have no place in Lhotse manifests
-and are not exported.
+and are not exported. The three files are written as one set (all or none; a target that is a
+link, a FIFO or a device is refused) with the permissions of any other output (0666 less the umask).
 """
 from __future__ import annotations
 
-import os
-import tempfile
+import gzip
+import json
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from speechkit.errors import FormatError, SpeechkitError
+from speechkit.errors import FormatError, OutputError, SpeechkitError
 from speechkit.io import read_transcripts
+from speechkit.io.atomic import atomic_open, check_target
 from speechkit.transcript import Transcript
 from speechkit.workspace import Meeting, Workspace
 
@@ -57,16 +60,25 @@ def _supervisions(ws: Workspace, meeting: Meeting) -> list[Any]:
     return out
 
 
-def _write(manifest: Any, target: Path) -> None:
-    """``manifest.to_file`` into a temporary file beside ``target``, renamed onto it."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".jsonl.gz", dir=target.parent)
-    os.close(fd)
-    try:
-        manifest.to_file(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _jsonl_gz(manifest: Any) -> bytes:
+    """A Lhotse manifest as gzip-compressed JSON lines, as ``to_file`` writes it (without a time stamp,
+    so that one workspace always gives the same bytes)."""
+    lines = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in manifest.to_dicts())
+    return gzip.compress(lines.encode("utf-8"), mtime=0)
+
+
+def _write_all(files: dict[Path, bytes]) -> None:
+    """Write ``files`` as one set: every target is checked first (a link, FIFO or device is refused),
+    then each is written to a temporary file, and only when all are written are they renamed."""
+    for path in files:
+        check_target(path)
+    with ExitStack() as stack:
+        for path, data in files.items():
+            handle = stack.enter_context(atomic_open(path, "wb"))
+            try:
+                handle.write(data)
+            except OSError as exc:
+                raise OutputError(path, f"cannot write: {exc.strerror or exc}") from None
 
 
 def export_lhotse(ws: Workspace, out: str | Path) -> dict[str, Path]:
@@ -96,9 +108,7 @@ def export_lhotse(ws: Workspace, out: str | Path) -> dict[str, Path]:
     cuts = CutSet.from_manifests(recordings=recs, supervisions=sups)
     cuts = CutSet.from_cuts(fastcopy(c, custom={k: v for k, v in custom[c.recording_id].items() if v is not None})
                             for c in cuts)
-    folder.mkdir(parents=True, exist_ok=True)
-    written = {}
-    for key, manifest in (("recordings", recs), ("supervisions", sups), ("cuts", cuts)):
-        written[key] = folder / FILES[key]
-        _write(manifest, written[key])
+    written = {key: folder / name for key, name in FILES.items()}
+    _write_all({written["recordings"]: _jsonl_gz(recs), written["supervisions"]: _jsonl_gz(sups),
+                written["cuts"]: _jsonl_gz(cuts)})
     return written

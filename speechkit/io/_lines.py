@@ -1,13 +1,17 @@
-"""Shared reading helpers for the line-based formats (RTTM, STM, CTM)."""
+"""Reading text inputs: regular files only, bounded in size; the line-based formats (RTTM, STM, CTM)."""
 from __future__ import annotations
 
 import math
 import os
 import stat
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 from speechkit.errors import FormatError
+
+#: The most bytes speechkit reads from one input file (after decompression, for gzip files).
+MAX_INPUT_BYTES = 256 << 20
 
 
 def check_input(path: str | Path) -> None:
@@ -21,32 +25,58 @@ def check_input(path: str | Path) -> None:
     except FileNotFoundError:
         raise FormatError(path, "file not found") from None
     except OSError as exc:
-        raise FormatError(path, f"cannot read: {exc.strerror or type(exc).__name__}") from None
+        raise FormatError(path, f"cannot read: {_reason(exc)}") from None
     if stat.S_ISDIR(st.st_mode):
         raise FormatError(path, "is a directory, expected a file")
     if not stat.S_ISREG(st.st_mode):
         raise FormatError(path, "is not a regular file (a device, FIFO or socket); expected a file")
 
 
-def read_text(path: str | Path) -> str:
-    """The UTF-8 text of a regular file, or a FormatError naming it."""
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+@contextmanager
+def open_input(path: str | Path) -> Iterator[BinaryIO]:
+    """``path`` opened for reading in binary mode, after :func:`check_input`; errors name the file."""
     check_input(path)
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FormatError(path, "file not found") from None
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise FormatError(path, f"cannot read: {_reason(exc)}") from None
+    with handle:
+        yield handle
+
+
+def read_text(path: str | Path) -> str:
+    """The UTF-8 text of a regular file of at most MAX_INPUT_BYTES (a byte-order mark dropped),
+    or a FormatError naming it."""
+    with open_input(path) as handle:
+        try:
+            data = handle.read(MAX_INPUT_BYTES + 1)
+        except OSError as exc:
+            raise FormatError(path, f"cannot read: {_reason(exc)}") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise FormatError(path, f"larger than {MAX_INPUT_BYTES >> 20} MiB, the limit for an input file")
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise FormatError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except IsADirectoryError:
-        raise FormatError(path, "is a directory, expected a file") from None
-    except OSError as exc:
-        raise FormatError(path, f"cannot read: {exc.strerror or type(exc).__name__}") from None
+
+
+def text_lines(text: str) -> list[str]:
+    """``text`` split at line feeds only (``\\r\\n`` included), never at the other characters
+    ``str.splitlines`` breaks at (U+2028, U+0085, form feed, ...), which formats keep inside a line."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
 
 
 def read_lines(path: str | Path, comment: str) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line_number, fields)`` for each non-blank, non-comment line of a text file."""
     text = read_text(path)
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text_lines(text), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith(comment):
             continue

@@ -16,6 +16,7 @@ from typing import Any
 from speechkit.errors import FormatError
 from speechkit.io._lines import read_text
 from speechkit.io.atomic import write_text
+from speechkit.io.jsonfile import parse_json
 from speechkit.transcript import Segment, Transcript, Word
 
 REQUIRED = ("session_id", "speaker", "start_time", "end_time", "words")
@@ -72,10 +73,11 @@ def _segment(obj: Any, path: Path | str, index: int) -> tuple[str, Segment]:
 
 def parse_seglst(text: str, path: str | Path = "<seglst>") -> dict[str, Transcript]:
     """Parse SegLST JSON text into one transcript per session id."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise FormatError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from None
+    return seglst_transcripts(parse_json(text, path), path)
+
+
+def seglst_transcripts(data: Any, path: str | Path = "<seglst>") -> dict[str, Transcript]:
+    """One transcript per session id from parsed SegLST JSON (a list of segment objects)."""
     if not isinstance(data, list):
         raise FormatError(path, f"expected a JSON list of segments, got {type(data).__name__}")
     sessions: dict[str, list[Segment]] = defaultdict(list)
