@@ -72,7 +72,8 @@ class Meeting:
     ``reference`` is the verbatim transcript with word times and person ids (SegLST or STM);
     ``terms``, when given, lists the workspace terms actually spoken in this meeting. When it is
     None the scorer derives it by scanning the normalised reference text. An ``enrollment_only``
-    meeting supplied voice enrollments: it is neither run nor scored.
+    meeting supplied voice enrollments: it is neither run nor scored. ``notes`` is the meeting's
+    gold notes file (:mod:`speechkit.io.notes`), None when the workspace has none for it.
     """
 
     id: str
@@ -86,6 +87,7 @@ class Meeting:
     attendees: tuple[str, ...] = ()
     terms: TermSet | None = None
     enrollment_only: bool = False
+    notes: Path | None = None
 
 
 @dataclass

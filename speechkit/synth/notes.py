@@ -1,0 +1,84 @@
+"""Gold notes of synthetic meetings, derived from the latent state (``truth/state.json``).
+
+Per meeting: the action items it opened (assignee by person id and canonical name, description,
+due day) and closed, its decisions, the numbers stated in it with what they measure, an outline
+(the projects it covered) and a summary paragraph assembled from all of them, which states
+every fact. Written to ``meetings/<id>/notes.json`` (docs/workspace-format.md).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from speechkit.io.notes import default_notes_path, write_notes
+from speechkit.notes import ActionItem, Decision, Fact, GoldNotes
+from speechkit.workspace import Meeting
+
+_ARTICLES = ("a ", "an ", "the ")
+
+
+def _without_article(text: str) -> str:
+    lowered = text.lower()
+    return next((text[len(a):] for a in _ARTICLES if lowered.startswith(a)), text)
+
+
+def _item(raw: Mapping[str, Any], people: Mapping[str, Mapping[str, Any]]) -> ActionItem:
+    return ActionItem(description=raw["description"], assignee=people[raw["assignee"]]["name"],
+                      assignee_id=raw["assignee"], due=raw["due"], id=raw["id"])
+
+
+def _item_fact(kind: str, raw: Mapping[str, Any], people: Mapping[str, Mapping[str, Any]]) -> Fact:
+    name = people[raw["assignee"]]["name"]
+    if kind == "action_item":
+        text = f"{name} is to {raw['description']} by {raw['due']}."
+    else:
+        text = f"{name} has done the action item to {raw['description']}."
+    return Fact(kind, text, (name.split()[0], raw["term"]))
+
+
+def _decision_fact(raw: Mapping[str, Any], jargon: Sequence[str]) -> Fact:
+    term = next((t for t in sorted(jargon, key=len, reverse=True) if f" {t} " in f" {raw['question']} "), None)
+    choice = _without_article(raw["choice"])
+    entities = (choice,) if term is None or f" {term} " in f" {choice} " else (term, choice)
+    return Fact("decision", f"Decided on {raw['question']}: {raw['choice']}.", entities)
+
+
+def _number_fact(value: str, projects: Sequence[Mapping[str, Any]]) -> Fact:
+    project, number = next((p, n) for p in projects for n in p["numbers"] if n["canonical"] == value)
+    unit = f" {number['unit']}" if number["unit"] else ""
+    return Fact("number", f"{project['name']['canonical']}: {number['topic']} is {value}{unit}.", (value,))
+
+
+def _listing(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def gold_notes(truth: Mapping[str, Any], meeting: str, numbers: Sequence[str]) -> GoldNotes:
+    """The gold notes of ``meeting`` from the latent state; ``numbers``: the number terms (canonical)
+    stated in it, in the order they were said (the meeting's spoken terms in the manifest)."""
+    people = {p["id"]: p for p in truth["people"]}
+    projects = {p["id"]: p for p in truth["projects"]}
+    plan = next(m for m in truth["meetings"] if m["id"] == meeting)
+    opened = [a for a in truth["action_items"] if a["opened_in"] == meeting]
+    closed = [a for a in truth["action_items"] if a["closed_in"] == meeting]
+    decided = [d for d in truth["decisions"] if d["meeting"] == meeting]
+    jargon = [t["canonical"] for p in truth["projects"] for t in (p["name"], *p["jargon"])]
+    focus = [projects[pid] for pid in plan["projects"]]
+    ordered = focus + [p for p in truth["projects"] if p not in focus]
+    facts = ([_number_fact(v, ordered) for v in dict.fromkeys(numbers)]
+             + [_decision_fact(d, jargon) for d in decided]
+             + [_item_fact("action_item", a, people) for a in opened]
+             + [_item_fact("closed_action_item", a, people) for a in closed])
+    attendees = _listing([people[pid]["name"] for pid in plan["attendees"]])
+    summary = " ".join([f"{plan['title']} with {attendees}."] + [f.text for f in facts])
+    return GoldNotes(summary=summary, action_items=tuple(_item(a, people) for a in opened),
+                     decisions=tuple(Decision(d["question"], d["choice"], d["id"]) for d in decided),
+                     outline=tuple(p["name"]["canonical"] for p in focus),
+                     closed_items=tuple(_item(a, people) for a in closed), facts=tuple(facts))
+
+
+def write_gold_notes(root: str | Path, truth: Mapping[str, Any], meetings: Sequence[Meeting]) -> None:
+    """Write ``meetings/<id>/notes.json`` for every meeting of a synthetic workspace at ``root``."""
+    for m in meetings:
+        numbers = m.terms.numbers if m.terms is not None else ()
+        write_notes(Path(root) / default_notes_path(m.id), gold_notes(truth, m.id, numbers), m.id)
