@@ -97,3 +97,63 @@ def test_rttm_holds_the_speaker_turns_also_where_asr_heard_no_words(realdata, tm
     words = score_files(ref, out / "trn04.json", session="trn04")["aggregate"]["der"]["value"]
     assert rttm <= 0.20  # measured 0.136 (one label for all reference speech: 0.41)
     assert words - rttm >= 0.15  # the transcript's segments: measured 0.442
+
+
+def test_output_formats_and_the_default_folder(realdata, tmp_path, monkeypatch, capsys):
+    """Without --out the files go to ./transcripts/NAME/; --output-format picks them; the subtitles
+    hold the words and speakers of the SegLST transcript, cue by cue."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["transcribe", str(realdata / "faster-whisper" / "jfk.flac"), "--output-format", "srt", "vtt",
+                 "txt", "json", "--language", "en", "--beam-size", "2", "--batch-size", "4"]) == 0
+    out = tmp_path / "transcripts" / "jfk"
+    assert sorted(p.name for p in out.iterdir()) == ["jfk.json", "jfk.srt", "jfk.txt", "jfk.vtt"]
+    segs = [s for s in json.loads((out / "jfk.json").read_text()) if s["words"].strip()]
+    assert "country" in " ".join(s["words"] for s in segs).lower()
+    cues = (out / "jfk.srt").read_text().strip().split("\n\n")
+    assert len(cues) == len(segs)
+    for number, (cue, seg) in enumerate(zip(cues, segs), 1):
+        index, times, text = cue.split("\n")
+        start, end = (sum(float(x) * m for x, m in zip(t.replace(",", ".").split(":"), (3600, 60, 1)))
+                      for t in times.split(" --> "))
+        assert int(index) == number and abs(start - seg["start_time"]) < 1e-3 and abs(end - seg["end_time"]) < 1e-3
+        assert text == f"{seg['speaker']}: {seg['words']}"
+    vtt = (out / "jfk.vtt").read_text()
+    assert vtt.startswith("WEBVTT\n\n") and vtt.count(" --> ") == len(segs) and f"<v {segs[0]['speaker']}>" in vtt
+    assert (out / "jfk.txt").read_text().splitlines() == [f"{s['speaker']}: {s['words']}" for s in segs]
+    assert "wrote transcripts/jfk/jfk.srt, .vtt, .txt, .json" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("options, problem", [
+    (["--compute-type", "int7"], "stages.asr.compute_type: expected one of int8"),
+    (["--max-speakers", "2000"], "stages.diarize.max_speakers: expected an integer in [1, 1000], got 2000"),
+    (["--recipe", "ctc", "--beam-size", "3"], "stages.asr.beam_size: unknown option"),
+])
+def test_transcribe_options_are_checked_as_recipe_options(realdata, tmp_path, capsys, options, problem):
+    assert main(["transcribe", str(realdata / "faster-whisper" / "jfk.flac"), "--out", str(tmp_path / "o"),
+                 *options]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"error: {options[-2]}: {problem}" in err
+
+
+def test_transcribe_options_map_to_stage_options():
+    from speechkit.cli import build_parser
+    from speechkit.cli.transcribe import recipe_settings
+
+    args = build_parser().parse_args(["transcribe", "a.wav", "--language", "auto", "--compute-type", "float32",
+                                      "--batch-size", "2", "--beam-size", "3", "--min-speakers", "2",
+                                      "--max-speakers", "4", "--set", "asr.beam_size=1"])
+    assert recipe_settings(args) == [
+        ("--language", {"asr.language": None}), ("--compute-type", {"asr.compute_type": "float32"}),
+        ("--batch-size", {"asr.batch_size": 2}), ("--beam-size", {"asr.beam_size": 3}),
+        ("--min-speakers", {"diarize.min_speakers": 2}), ("--max-speakers", {"diarize.max_speakers": 4}),
+        ("--set", {"asr.beam_size": 1})]  # applied in this order: --set wins
+
+
+def test_subtitle_timestamps_and_cue_breakers():
+    from speechkit.io.subtitles import render_srt, render_vtt, timestamp
+    from speechkit.transcript import Segment, Transcript
+
+    assert timestamp(3725.0456, ",") == "01:02:05,046" and timestamp(0.0, ".") == "00:00:00.000"
+    t = Transcript("m", [Segment(1.0, 2.0, "S1", "a --> b\n\nc", speaker_name="Ann"), Segment(2.0, 3.0, "S2", "")])
+    assert render_srt(t) == "1\n00:00:01,000 --> 00:00:02,000\nAnn: a -> b c\n"  # empty segments left out
+    assert render_vtt(t) == "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n<v Ann>a -> b c\n"
