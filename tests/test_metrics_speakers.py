@@ -5,7 +5,7 @@ import pytest
 
 from speechkit.io import read_stm
 from speechkit.metrics.bootstrap import micro
-from speechkit.metrics.speakers import attribute_speakers, route_words, speaker_consistency
+from speechkit.metrics.speakers import attribute_speakers, route_words, speaker_consistency, wrong_names
 from speechkit.transcript import Segment, Transcript, Word
 from speechkit.workspace import Person
 
@@ -60,6 +60,25 @@ def test_consistency_counts_ordered_meeting_pairs():
     assert speaker_consistency({"a": {"p1": None}, "b": {"p1": None}})["a"].num == 0
     # people in one meeting only contribute nothing
     assert speaker_consistency({"a": {"p1": "A"}, "b": {"p2": "A"}})["a"].den == 0
+
+
+def test_each_person_meeting_cell_says_whether_the_name_is_right():
+    details = attribute_speakers("m", reference("m"), hypothesis("m", ("S0", "Bob"), ("S1", "Robert Smith")),
+                                 PEOPLE).details()["persons"]
+    assert (details["p1"]["name"], details["p1"]["name_right"]) == ("Bob", True)
+    assert (details["p2"]["name"], details["p2"]["name_right"]) == ("Robert Smith", False)  # p1's name
+
+
+def test_wrong_names_mark_where_a_persons_identity_breaks():
+    """Bob is named right in m1 and m3, so Alice's name (m2) and a label (m4) break his identity;
+    Cat is never named right (not enrolled): her usual label is kept, the odd one out is marked;
+    a meeting where nothing of Dan was routed is not marked."""
+    grid = {"p1": {"m1": ("Bob", True), "m2": ("Alice", False), "m3": ("Bob", True), "m4": ("Speaker 2", False)},
+            "p3": {"m1": ("Speaker 1", False), "m2": ("Speaker 1", False), "m3": ("Speaker 4", False)},
+            "p4": {"m1": ("Speaker 3", False), "m2": (None, None)}}
+    assert wrong_names(grid) == {("p1", "m2"), ("p1", "m4"), ("p3", "m3")}
+    # a tie between two labels: the earlier one is the person's label
+    assert wrong_names({"p3": {"m1": ("Speaker 1", False), "m2": ("Speaker 4", False)}}) == {("p3", "m2")}
 
 
 @pytest.mark.parametrize("given, correct", [

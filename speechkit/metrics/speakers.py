@@ -12,7 +12,8 @@ majority, over that person's routed words, of the segment's ``speaker_name``, or
 label made meeting-local (``"<meeting>:<label>"``) so that a bare ``SPEAKER_00`` never equals
 another meeting's label. A reference without words (RTTM turns only) names each person by
 speech time instead (:func:`attribute_turns`); named-speaker accuracy, a count of words, then
-does not apply.
+does not apply. :func:`wrong_names` marks, in the person x meeting grid of given names, the cells
+where a person's identity was lost.
 """
 from __future__ import annotations
 
@@ -105,6 +106,7 @@ class PersonAttribution:
     correct: int = 0
     name: str | None = None
     votes: Counter = field(default_factory=Counter)
+    name_right: bool | None = None  # the person answers to ``name`` (None: not judged, no roster)
 
 
 @dataclass(frozen=True)
@@ -131,8 +133,8 @@ class SpeakerAttribution:
                 pid: {"name": a.name, "speech_s": round(a.words / 1000, 3), "routed_s": round(a.routed / 1000, 3)}
                 for pid, a in self.persons.items()}}
         return {"unrouted_words": sum(a.words - a.routed for a in self.persons.values()),
-                "persons": {pid: {"name": a.name, "words": a.words, "routed_words": a.routed,
-                                  "correctly_named_words": a.correct}
+                "persons": {pid: {"name": a.name, "name_right": a.name_right, "words": a.words,
+                                  "routed_words": a.routed, "correctly_named_words": a.correct}
                             for pid, a in self.persons.items()}}
 
 
@@ -153,8 +155,9 @@ def attribute_speakers(meeting: str, reference: Transcript, hypothesis: Transcri
         a.routed += 1
         a.votes[segment_name(seg, meeting)] += 1
         a.correct += people[pid].answers_to(seg.speaker_name)
-    for a in persons.values():
+    for pid, a in persons.items():
         a.name = a.votes.most_common(1)[0][0] if a.votes else None
+        a.name_right = people[pid].answers_to(a.name)
     return SpeakerAttribution(meeting, persons)
 
 
@@ -214,3 +217,24 @@ def speaker_consistency(names: Mapping[str, Mapping[str, str | None]]) -> dict[s
             num += sum(1 for n in others if name is not None and n == name)
         out[m] = Ratio(num, den)
     return out
+
+
+def wrong_names(grid: Mapping[str, Mapping[str, tuple[str | None, bool | None]]]) -> set[tuple[str, str]]:
+    """The (person, meeting) cells of a person x meeting grid whose name breaks the person's identity.
+
+    ``grid[person][meeting]`` is ``(name, name_right)``: the name the system gave the person in
+    that meeting and whether the person answers to it (None: not judged). A person the system
+    named right somewhere should carry that name everywhere, so each cell not named right is
+    wrong; a person never named right (no enrollment, or L1/L2 labels) should keep one label, so
+    each cell whose name differs from the one given most often (ties: the earliest) is wrong.
+    Cells without a name (no word routed) are not marked.
+    """
+    wrong = set()
+    for person, row in grid.items():
+        named = {m: cell for m, cell in row.items() if cell[0] is not None}
+        if any(right for _, right in named.values()):
+            wrong |= {(person, m) for m, (_, right) in named.items() if not right}
+        elif named:
+            usual = Counter(name for name, _ in named.values()).most_common(1)[0][0]  # ties: the earliest
+            wrong |= {(person, m) for m, (name, _) in named.items() if name != usual}
+    return wrong
