@@ -12,7 +12,7 @@ APT_PACKAGES := ffmpeg espeak-ng sox libsndfile1 chromium
 # llama-cpp-python (the `llm` extra) compiles from source: its wheel is built once per environment,
 # in the background while the other packages install, then installed with pyproject's `all`
 # (EXTRAS_BUT_LLM is that list without `llm`). LLAVA (multimodal) is not built: text models only.
-EXTRAS_BUT_LLM := stages,correct,synth,report,corpora,ray,dev
+EXTRAS_BUT_LLM := stages,correct,synth,report,corpora,notes,ray,dev
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF
 
 L ?= 3
@@ -22,11 +22,18 @@ MODEL ?=
 OUT ?=
 EXEC ?= local
 
-.PHONY: setup system-packages env test test-fast test-ray bench eval-real recipe clean help
+# `make test-isa` runs the suite again on another CTranslate2 / oneDNN code path: decoded words
+# differ between instruction sets, so a test that pins one CPU's output fails here, not on a
+# user's machine. ISA: AVX2 (what CPUs without AVX-512 run) or GENERIC (no SIMD kernels).
+ISA ?= AVX2
+ONEDNN_ISA = $(if $(filter GENERIC,$(ISA)),SSE41,$(ISA))
+
+.PHONY: setup system-packages env test test-isa test-fast test-ray bench eval-real recipe clean help
 
 help:
 	@echo "make setup      install system packages and the Python environment (.venv)"
 	@echo "make test       run the test suite (all but the Ray tests)"
+	@echo "make test-isa   the test suite on another instruction set [ISA=AVX2|GENERIC]"
 	@echo "make test-ray   run the Ray executor tests (start a local Ray cluster)"
 	@echo "make recipe L=1|2|3|all [WS=dir] [ASR=RECIPE] [MODEL=name] [OUT=dir] [EXEC=local|ray]"
 	@echo "               RECIPE: a family in recipes/: whisper (default), ctc, whisper-llm, ctc-llm, ecapa, pyannote"
@@ -65,6 +72,9 @@ env:
 
 test:
 	$(BIN)/python -m pytest -q
+
+test-isa:
+	CT2_FORCE_CPU_ISA=$(ISA) ONEDNN_MAX_CPU_ISA=$(ONEDNN_ISA) $(BIN)/python -m pytest -q
 
 test-fast:
 	$(BIN)/python -m pytest -q -m "not slow and not ray"

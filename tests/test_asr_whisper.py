@@ -13,7 +13,9 @@ from whisper_normalizer.english import EnglishTextNormalizer
 
 from speechkit.stages import make_backend
 from speechkit.stages.asr import Biasing
-from speechkit.stages.asr.whisper import MAX_PROMPT_TOKENS, WhisperRecognizer, plan_clips
+from speechkit.stages.asr.clips import plan_clips
+from speechkit.stages.asr.prompt_budget import MAX_PROMPT_TOKENS
+from speechkit.stages.asr.whisper import WhisperRecognizer
 from speechkit.stages.audio import load_audio
 from speechkit.errors import ModelNotAvailableError
 
@@ -149,7 +151,7 @@ def test_biasing_is_budgeted_to_the_prompt_limit(tiny, caplog) -> None:
     recognizer = tiny[1]
     terms = ["ComfyUI", "Kubernetes"] + [f"term number {i}" for i in range(100)]
     prompt = " ".join(f"sentence {i} of the agenda." for i in range(200))
-    with caplog.at_level(logging.WARNING, logger="speechkit.stages.asr.whisper"):
+    with caplog.at_level(logging.WARNING, logger="speechkit.stages.asr.prompt_budget"):
         fitted_prompt, hotwords = recognizer.fit_biasing(Biasing(prompt=prompt, hotwords=terms))
     kept = hotwords.split(", ")
     assert kept == terms[:len(kept)] and 2 < len(kept) < len(terms)  # priority order, tail dropped
@@ -188,12 +190,12 @@ def test_unknown_model_says_how_to_get_one(monkeypatch, tmp_path: Path) -> None:
 def test_a_looping_batched_window_is_decoded_again_sequentially(tiny, realdata: Path, monkeypatch) -> None:
     """Windows whose text compresses too well (a repetition loop) go through the sequential decoder.
 
-    With the threshold at 0 every window counts as looping: it is decoded again without the
-    prompt at temperature 0, then at the sampling temperatures; still flagged, it keeps the
-    unbiased decoding at temperature 0 (here: real speech, nothing to collapse), mapped back to
-    the right times.
+    With the threshold near 0 (the least it may be) every window counts as looping: it is decoded
+    again without the prompt at temperature 0, then at the sampling temperatures; still flagged,
+    it keeps the unbiased decoding at temperature 0 (here: real speech, nothing to collapse),
+    mapped back to the right times.
     """
-    from speechkit.stages.asr.whisper import compression_ratio
+    from speechkit.stages.asr.loop_control import compression_ratio
     assert compression_ratio("I'd be like, " * 30) > 2.4 > compression_ratio("And so my fellow Americans, ask not.")
     audio = load_audio(realdata / "pyannote-sample" / "sample.wav")
     speech = [(6.5, 18.0), (18.0, 30.0)]
@@ -202,18 +204,23 @@ def test_a_looping_batched_window_is_decoded_again_sequentially(tiny, realdata: 
     original = batched._decode_clips
     monkeypatch.setattr(batched, "_decode_clips", lambda audio, clips, t, biased, *a: calls.append(
         (clips, t, biased["initial_prompt"])) or original(audio, clips, t, biased, *a))
-    assert batched.transcribe(load_audio(realdata / "faster-whisper" / "jfk.flac")) and calls == []
-    assert batched.last_stats.windows == 1 and batched.last_stats.flagged_windows == 0  # clean speech: kept
+    # Whether a CPU's kernels make tiny.en loop on a window is not this test's business: on every
+    # CPU a window is decoded again exactly when it is flagged (clean text is never flagged:
+    # test_loops checks the detector on JFK's words).
+    stats = batched.transcribe(load_audio(realdata / "faster-whisper" / "jfk.flac")).stats
+    assert stats.windows == 1 and (calls != []) == (stats.flagged_windows == 1)
+    calls.clear()
     # sample.wav opens with "Hello. Hello. Oh, hello.": with some CPUs' int8 kernels tiny.en writes
     # "Hello." five times, a real repeat that is caught. So here: decoded again exactly when flagged.
-    assert batched.transcribe(audio, speech=speech) and batched.last_stats.windows == 1
-    assert (calls != []) == (batched.last_stats.flagged_windows == 1)
+    recognition = batched.transcribe(audio, speech=speech)
+    assert recognition and recognition.stats.windows == 1
+    assert (calls != []) == (recognition.stats.flagged_windows == 1)
     calls.clear()
-    monkeypatch.setattr(batched, "options", replace(batched.options, compression_ratio_threshold=0.0,
+    monkeypatch.setattr(batched, "options", replace(batched.options, compression_ratio_threshold=0.01,
                                                     temperatures=(0.0, 0.5)))
     redone = batched.transcribe(audio, speech=speech, biasing=Biasing(prompt="A call about the weather."))
     assert calls == [([(6.5, 30.0)], 0.0, None), ([(6.5, 30.0)], 0.5, None)]  # the one clip of both regions
-    assert batched.last_stats.cleaned == 1
+    assert redone.stats.cleaned == 1
     sequential = make_backend("asr", "whisper", model="tiny.en", device="cpu", batch_size=1, temperatures=[0.0])
     expected = sequential.transcribe(audio, speech=[(6.5, 30.0)])
     assert [w.text for s in redone for w in s.words] == [w.text for s in expected for w in s.words]

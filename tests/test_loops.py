@@ -7,8 +7,8 @@ import pytest
 
 from speechkit.stages import make_backend
 from speechkit.stages.asr import Biasing, DecodeStats
-from speechkit.stages.asr.whisper import (WhisperOptions, _cleaned, _tokens, _Window, outside_speech,
-                                          repeated_run)
+from speechkit.stages.asr.loop_control import Window, cleaned, outside_speech, repeated_run, word_tokens
+from speechkit.stages.asr.whisper import WhisperOptions
 from speechkit.stages.audio import load_audio
 from speechkit.transcript import Segment, Word
 
@@ -18,13 +18,13 @@ def _words(text: str, start: float = 0.0, step: float = 0.5) -> list[Word]:
 
 
 def test_repeated_words_and_ngrams_are_found():
-    loop = _tokens(_words("i'd go with idly, renata, renata, renata, renata, renata and"))
+    loop = word_tokens(_words("i'd go with idly, renata, renata, renata, renata, renata and"))
     assert repeated_run(loop) == (4, 1, 5)  # "renata" five times
-    assert repeated_run(_tokens(_words("we go with it go with it go with it today"))) == (1, 3, 3)
+    assert repeated_run(word_tokens(_words("we go with it go with it go with it today"))) == (1, 3, 3)
     for natural in ("no no I think so", "the the plan is fine", "and so my fellow Americans ask not what your "
                     "country can do for you ask what you can do for your country", "yeah yeah yeah ok"):
-        assert repeated_run(_tokens(_words(natural))) is None, natural
-    assert repeated_run(_tokens(_words("yeah yeah yeah yeah"))) == (0, 1, 4)  # four in a row is a loop
+        assert repeated_run(word_tokens(_words(natural))) is None, natural
+    assert repeated_run(word_tokens(_words("yeah yeah yeah yeah"))) == (0, 1, 4)  # four in a row is a loop
 
 
 def test_words_outside_speech_regions():
@@ -37,9 +37,9 @@ def test_a_window_left_flagged_is_cleaned():
     options = WhisperOptions()
     words = _words("so renata renata renata renata renata then we stop", start=0.0, step=1.0)
     stray = _words("thank you", start=20.0)
-    window = _Window([(0.0, 25.0)], [Segment.from_words(words, ""), Segment.from_words(stray, "")])
-    cleaned = _cleaned(window, [(0.0, 10.0)], options)
-    assert [w.text for s in cleaned.segments for w in s.words] == ["so", "renata", "then", "we", "stop"]
+    window = Window([(0.0, 25.0)], [Segment.from_words(words, ""), Segment.from_words(stray, "")])
+    kept = cleaned(window, [(0.0, 10.0)], options)
+    assert [w.text for s in kept.segments for w in s.words] == ["so", "renata", "then", "we", "stop"]
 
 
 def test_decode_stats_add_up_and_round_trip():
@@ -71,7 +71,7 @@ def test_words_outside_speech_are_redecoded_on_the_speech_alone(sample, batch_si
     speech = [(0.5, 8.0), (20.0, 30.0)]
     segments = recognizer.transcribe(sample, speech=speech,
                                      biasing=Biasing(hotwords=["Chicago"]) if biased else None)
-    stats = recognizer.last_stats
+    stats = segments.stats
     assert stats.windows == 1 and stats.flagged_windows == 1 and stats.redecoded_unbiased == 1
     assert stats.flagged_spans == [(0.5, 30.0)]
     redecodes = calls[1:] if batch_size == 1 else calls
@@ -91,12 +91,19 @@ def test_repeated_words_flag_a_window_on_every_path(sample, batch_size):
     strict = make_backend("asr", "whisper", model="tiny.en", device="cpu", batch_size=batch_size,
                              temperatures=[0.0, 0.5], loop_repeats=2, loop_min_words=2)
     segments = strict.transcribe(sample, speech=[(0.0, 12.0)])
-    assert strict.last_stats.flagged.get("repeat") == 1
-    assert strict.last_stats.redecoded_fallback == 1
-    tokens = _tokens([w for s in segments for w in s.words])
+    assert segments.stats.flagged.get("repeat") == 1
+    assert segments.stats.redecoded_fallback == 1
+    tokens = word_tokens([w for s in segments for w in s.words])
     assert tokens and repeated_run(tokens, 6, 2, 2) is None
+    # With the default thresholds, whether tiny.en loops on this window depends on the CPU (on some
+    # it writes "Hello." five times); on every CPU a flagged window is decoded again, and what
+    # comes out holds no run the default thresholds call a loop.
     plain = make_backend("asr", "whisper", model="tiny.en", device="cpu", batch_size=batch_size)
-    assert plain.transcribe(sample, speech=[(0.0, 12.0)]) and plain.last_stats.flagged_windows == 0
+    segments = plain.transcribe(sample, speech=[(0.0, 12.0)])
+    stats, o = segments.stats, plain.options
+    assert stats.windows == 1 and stats.redecodes >= stats.flagged_windows
+    tokens = word_tokens([w for s in segments for w in s.words])
+    assert tokens and repeated_run(tokens, o.loop_max_ngram, o.loop_repeats, o.loop_min_words) is None
 
 
 def test_loop_options_are_validated():
