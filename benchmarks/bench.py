@@ -226,15 +226,14 @@ def _configuration(spec: dict) -> Callable[[Path, dict], str]:
     config = spec["config"]
     asr = _recipe("l1", spec).stages["asr"].as_dict()
     if config.startswith("bare_"):
-        from faster_whisper import BatchedInferencePipeline, WhisperModel
+        from faster_whisper import BatchedInferencePipeline
 
         from speechkit.devices import default_compute_type, resolve_device
         from speechkit.registry import resolve
+        from speechkit.stages.asr.whisper import load_model
         device = resolve_device(spec["device"])
-        kind, _, index = device.partition(":")
-        model = WhisperModel(str(resolve(spec["model"])), device=kind, device_index=int(index or 0),
-                             compute_type=spec["compute_type"] or default_compute_type(device),
-                             cpu_threads=spec["threads"])
+        model = load_model(str(resolve(spec["model"])), device, spec["compute_type"] or default_compute_type(device),
+                           spec["threads"])
         common = {"language": asr.get("language", "en"), "beam_size": asr.get("beam_size", 5),
                   "word_timestamps": True, "vad_filter": True}
         if config == "bare_sequential":

@@ -13,10 +13,11 @@ them in the order of :data:`speechkit.stages.STAGES` on a
     for seg in result.transcript.segments:
         print(seg.speaker_name or seg.speaker, seg.text)
 
-The Cascade knows nothing of what a stage does: each stage says whether its result is cached
-(its key) and how it is stored (see :mod:`speechkit.stages`). One stage can be run alone on a
-record whose earlier results are there (:meth:`Cascade.run_stage`), which is what the Ray
-executor and the benchmark do.
+The Cascade knows nothing of what a stage does: each stage declares what it reads, and the
+Cascade keys every result from that (:func:`speechkit.stages.stage_key`), serves stored results
+from the stage cache and stores new ones (see :mod:`speechkit.stages`). One stage can be run
+alone on a record whose earlier results are there (:meth:`Cascade.run_stage`), which is what the
+Ray executor and the benchmark do.
 """
 from __future__ import annotations
 
@@ -26,36 +27,45 @@ from pathlib import Path
 from typing import Any
 
 from speechkit.cache import StageCache
-from speechkit.context import MeetingContext
+from speechkit.meeting_context import MeetingContext
+from speechkit.notes import Notes
 from speechkit.recipe import Recipe
-from speechkit.stages import STAGES, Stage, build_stage
+from speechkit.stages import STAGES, Stage, build_stage, stage_key
 from speechkit.stages.record import MeetingRecord
 from speechkit.transcript import Transcript
 
 
 @dataclass
 class CascadeResult:
-    """One recording's speaker-attributed transcript, its speaker turns (the diarization, named)
-    and what the system learnt about its voices."""
+    """One recording's speaker-attributed transcript, its speaker turns (the diarization, named),
+    what the system learnt about its voices, and what its stages report for run.json."""
 
     transcript: Transcript
     speakers: dict[str, list[float]]  # the name or label each cluster was given -> its centroid
     names: dict[str, str | None]  # diarization label -> given name (None: left unnamed)
     timings: dict[str, float] = field(default_factory=dict)
-    correction: dict[str, Any] = field(default_factory=dict)
-    asr: dict[str, Any] = field(default_factory=dict)  # the recognizer's loop control (DecodeStats.as_dict)
+    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)  # stage -> its result's summary()
     turns: Transcript | None = None  # who spoke when (no words): the RTTM; None: take the transcript's segments
+    notes: Notes | None = None  # the meeting's notes (None: the recipe takes none)
 
     @classmethod
     def from_record(cls, record: MeetingRecord) -> "CascadeResult":
         """The result of a record every stage has run on."""
-        names = record.identify or {}
-        centroids = record.result("diarize").centroids
-        speakers = {(names.get(label) or label): vec.tolist() for label, vec in centroids.items()}
-        stats = getattr(record.asr, "stats", None)
-        return cls(record.transcript(), speakers, names, record.timings,
-                   record.correct.stats if record.correct else {}, stats.as_dict() if stats else {},
-                   record.named_turns())
+        names = record.names
+        speakers = {(names.get(label) or label): vec.tolist() for label, vec in record.diarization.centroids.items()}
+        summaries = {name: result.summary() for name, result in record.results.items() if hasattr(result, "summary")}
+        notes = record.notes.notes if record.notes is not None else None
+        return cls(record.transcript(), speakers, names, record.timings, summaries, record.named_turns(), notes)
+
+    @property
+    def asr(self) -> dict[str, Any]:
+        """The recognizer's loop control (``DecodeStats.as_dict``; empty without one)."""
+        return self.summaries.get("asr", {})
+
+    @property
+    def correction(self) -> dict[str, Any]:
+        """What the corrector did (empty when nothing was corrected)."""
+        return self.summaries.get("correct", {})
 
     @property
     def speaker_turns(self) -> Transcript:
@@ -76,10 +86,12 @@ class Cascade:
         return [name for name in STAGES if name in self.recipe.stages]
 
     def stage(self, name: str) -> Stage:
-        """The stage object of ``name``, built on first use."""
+        """The stage object of ``name``, built on first use with the stages that run before it
+        (it keeps those it reads)."""
         if name not in self._stages:
-            inputs = {"diarize": self.stage("diarize")} if name == "identify" else {}
-            self._stages[name] = build_stage(self.recipe.stages[name], self.recipe.device, **inputs)
+            names = self.stage_names
+            earlier = {n: self.stage(n) for n in names[:names.index(name)]}
+            self._stages[name] = build_stage(self.recipe.stages[name], self.recipe.device, earlier)
         return self._stages[name]
 
     def record(self, audio_path: str | Path, context: MeetingContext | None = None,
@@ -99,19 +111,21 @@ class Cascade:
         return CascadeResult.from_record(record)
 
     def run_stage(self, name: str, record: MeetingRecord) -> Any:
-        """Run one stage on ``record`` (whose earlier results it reads), through the cache, and
-        store its result on the record. ``record.timings[name]`` gets the seconds it took, less
-        the audio decoding it did (counted under ``audio``)."""
+        """Run one stage on ``record`` (whose earlier results it reads): key its result, take a
+        stored result from the cache or compute it (and store it when the stage's results are
+        stored), and put it on the record. ``record.timings[name]`` gets the seconds it took,
+        less the audio decoding it did (counted under ``audio``)."""
         stage = self.stage(name)
         audio_before = record.timings.get("audio", 0.0)
         started = time.perf_counter()
-        key = stage.cache_key(record)
-        if key is None:
-            result = stage.run(record)
+        key = stage_key(stage, record)
+        if stage.stored:
+            result = stage.result_type.from_dict(
+                record.cache.get_or_compute(name, key, lambda: stage.run(record).to_dict()))
         else:
-            result = stage.decode(record.cache.get_or_compute(name, key, lambda: stage.encode(stage.run(record))))
+            result = stage.run(record)
         elapsed = time.perf_counter() - started - (record.timings.get("audio", 0.0) - audio_before)
         record.timings[name] = record.timings.get(name, 0.0) + elapsed
         record.keys[name] = key
-        setattr(record, name, result)
+        record.results[name] = result
         return result

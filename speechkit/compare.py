@@ -9,25 +9,20 @@ both runs scored on the same resample). A delta whose CI excludes 0 is marked. T
 documented in docs/scores-schema.md ("Paired comparisons").
 
 Used by ``speechkit compare RUN_A RUN_B ...`` and by the level comparison that
-``speechkit recipe --level all`` writes (``comparison.md``/``.html``).
+``speechkit recipe --level all`` writes; :mod:`speechkit.report` renders a :class:`Comparison`
+(``comparison.md``/``.html``/``.json``).
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from speechkit.errors import FormatError
+from speechkit.io.scores import read_scores
 from speechkit.metrics.bootstrap import RESAMPLES, SEED, Estimate, Ratio, micro, paired_bootstrap
-from speechkit.report import LABELS, _estimate
-from speechkit.report import _fmt as _cell
-
-METRICS = ("wer", "cpwer", "tcpwer", "number_recall", "term_recall", "speaker_consistency",
-           "named_speaker_accuracy", "der", "jer")
-#: metrics where a lower value is better (the others: higher is better)
-LOWER_IS_BETTER = frozenset({"wer", "cpwer", "tcpwer", "der", "jer"})
+from speechkit.metrics.catalog import METRICS, TABLE_ORDER
 
 
 class CompareError(FormatError):
@@ -57,57 +52,36 @@ class Delta:
         value = self.estimate.value
         if value is None or value == 0:
             return None
-        return value < 0 if self.metric in LOWER_IS_BETTER else value > 0
+        return value < 0 if METRICS[self.metric].better == "lower" else value > 0
 
     def as_dict(self) -> dict[str, Any]:
         return {"base": self.base, "other": self.other, **self.estimate.as_dict(), "meetings": self.meetings,
                 "significant": self.significant, "better": self.better}
 
 
-# How each metric's per-meeting ratio is read back from its scores.json details.
-_DETAILS: dict[str, Callable[[dict], Ratio | None]] = {
-    "wer": lambda d: d.get("wer") and Ratio(d["wer"]["errors"], d["wer"]["reference_words"]),
-    "number_recall": lambda d: d.get("number_recall") and Ratio(len(d["number_recall"]["found"]),
-                                                                len(d["number_recall"]["spoken"])),
-    "term_recall": lambda d: d.get("term_recall") and Ratio(len(d["term_recall"]["found"]),
-                                                            len(d["term_recall"]["spoken"])),
-    "speaker_consistency": lambda d: (d.get("speakers") or {}).get("consistency") and Ratio(
-        d["speakers"]["consistency"]["same_name_pairs"], d["speakers"]["consistency"]["pairs"]),
-    "named_speaker_accuracy": lambda d: d.get("speakers") and d["speakers"].get("basis") != "seconds" and Ratio(
-        sum(p["correctly_named_words"] for p in d["speakers"]["persons"].values()),
-        sum(p["words"] for p in d["speakers"]["persons"].values())),
-    "cpwer": lambda d: d.get("cpwer") and Ratio(d["cpwer"]["errors"], d["cpwer"]["length"]),
-    "tcpwer": lambda d: d.get("tcpwer") and Ratio(d["tcpwer"]["errors"], d["tcpwer"]["length"]),
-    "der": lambda d: d.get("diarization") and Ratio(
-        d["diarization"]["confusion_s"] + d["diarization"]["missed_detection_s"] + d["diarization"]["false_alarm_s"],
-        d["diarization"]["total_s"]),
-    "jer": lambda d: d.get("diarization") and (Ratio(d["diarization"]["jer"], 1.0)
-                                               if d["diarization"]["jer"] is not None else Ratio(0.0, 0.0)),
-}
-
-
 def meeting_ratios(scores: Mapping[str, Any], where: str | Path = "scores.json") -> dict[str, dict[str, Ratio]]:
-    """Metric -> meeting -> the meeting's :class:`Ratio`, rebuilt from ``scores.json`` details.
+    """Metric -> meeting -> the meeting's :class:`Ratio`, rebuilt from ``scores.json`` details
+    (each metric's ``from_details`` in the catalogue).
 
     Only meetings where the metric applies appear. Each metric's ratios must add up to its
     ``totals`` entry, else a :class:`CompareError` names ``where``.
     """
     out: dict[str, dict[str, Ratio]] = {}
-    for metric, read in _DETAILS.items():
+    for metric in METRICS.values():
         ratios = {}
         for mid, entry in scores.get("meetings", {}).items():
             try:
-                ratio = read(entry.get("details") or {})
+                ratio = metric.from_details(entry.get("details") or {})
             except (KeyError, TypeError, AttributeError) as exc:
-                raise CompareError(where, f"meetings.{mid}.details: cannot read {metric} ({exc!r})") from None
-            if ratio:
+                raise CompareError(where, f"meetings.{mid}.details: cannot read {metric.key} ({exc!r})") from None
+            if ratio is not None:
                 ratios[mid] = ratio
-        total = (scores.get("totals") or {}).get(metric)
+        total = (scores.get("totals") or {}).get(metric.key)
         summed = micro(list(ratios.values()))
         if total is not None and not (_close(summed.num, total["numerator"]) and _close(summed.den, total["denominator"])):
-            raise CompareError(where, f"{metric}: per-meeting details add up to {summed.num:g}/{summed.den:g}, "
+            raise CompareError(where, f"{metric.key}: per-meeting details add up to {summed.num:g}/{summed.den:g}, "
                                       f"totals say {total['numerator']:g}/{total['denominator']:g}")
-        out[metric] = ratios
+        out[metric.key] = ratios
     return out
 
 
@@ -115,7 +89,7 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
 
 
-def paired_deltas(base: Mapping[str, Any], other: Mapping[str, Any], metrics: tuple[str, ...] = METRICS,
+def paired_deltas(base: Mapping[str, Any], other: Mapping[str, Any], metrics: tuple[str, ...] = TABLE_ORDER,
                   resamples: int = RESAMPLES, seed: int = SEED, names: tuple[str, str] = ("base", "other"),
                   ) -> dict[str, Delta]:
     """Metric -> :class:`Delta` of ``other`` against ``base`` (two scores.json dicts of the same
@@ -147,17 +121,7 @@ def load_run(path: str | Path, name: str | None = None) -> Run:
     """A run folder (holding scores.json) or a scores.json file."""
     path = Path(path)
     file = path / "scores.json" if path.is_dir() else path
-    try:
-        scores = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CompareError(file, "no scores.json: give a run folder (speechkit run/recipe) or its scores.json") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CompareError(file, f"cannot read: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise CompareError(file, f"invalid JSON: {exc}") from None
-    if not isinstance(scores, dict) or not str(scores.get("schema", "")).startswith("speechkit.scores/") \
-            or not isinstance(scores.get("meetings"), dict):
-        raise CompareError(file, "not a speechkit scores.json (schema speechkit.scores/1)")
+    scores = read_scores(file, CompareError)
     return Run(name or (path.name if path.is_dir() else path.parent.name) or str(path), path, scores)
 
 
@@ -169,7 +133,7 @@ def check_comparable(runs: list[Run]) -> None:
         if run.workspace != first.workspace:
             raise CompareError(run.path, f"scores workspace {run.workspace or '(none)'}, but {first.path} scores "
                                          f"{first.workspace or '(none)'}: a paired comparison needs runs of one workspace")
-        if list(run.scores["meetings"]) != list(first.scores["meetings"]):
+        if set(run.scores["meetings"]) != set(first.scores["meetings"]):  # the same meetings, in any key order
             raise CompareError(run.path, f"covers meetings {', '.join(run.scores['meetings'])}, but {first.path} "
                                          f"covers {', '.join(first.scores['meetings'])}: compare complete runs")
         for mid, entry in run.scores["meetings"].items():
@@ -197,7 +161,7 @@ class Comparison:
                 "deltas": {name: {m: d.as_dict() for m, d in per.items()} for name, per in self.deltas.items()}}
 
 
-def compare(runs: list[Run], metrics: tuple[str, ...] = METRICS, resamples: int = RESAMPLES,
+def compare(runs: list[Run], metrics: tuple[str, ...] = TABLE_ORDER, resamples: int = RESAMPLES,
             seed: int = SEED) -> Comparison:
     """Each run after the first against the first (see the module docstring)."""
     if len(runs) < 2:
@@ -211,42 +175,3 @@ def compare(runs: list[Run], metrics: tuple[str, ...] = METRICS, resamples: int 
                                     names=(str(runs[0].path), str(r.path))) for r in runs[1:]}
     return Comparison(runs, deltas, tuple(metrics), resamples, seed)
 
-
-def format_delta(delta: Delta) -> str:
-    """``+0.012 [-0.004, +0.031]``, with ``*`` when the CI excludes 0 (better or worse said)."""
-    e = delta.estimate
-    if e.value is None:
-        return "n/a"
-    text = f"{e.value:+.3f}"
-    if e.ci_low is not None:
-        text += f" [{e.ci_low:+.3f}, {e.ci_high:+.3f}]"
-    if delta.significant:
-        text += " * (better)" if delta.better else " * (worse)"
-    return text
-
-
-def markdown(comparison: Comparison, per_meeting: tuple[str, ...] = ("wer", "der")) -> str:
-    """The comparison as markdown: aggregates with CIs, paired deltas, per-meeting values of the
-    ``per_meeting`` metrics."""
-    runs, base, metrics = comparison.runs, comparison.runs[0], comparison.metrics
-    lines = ["## Aggregate (95% bootstrap CI over meetings, each run alone)", "",
-             "| metric | " + " | ".join(r.name for r in runs) + " |", "|---" * (len(runs) + 1) + "|"]
-    lines += [f"| {LABELS[m]} | " + " | ".join(_estimate(r.scores["aggregate"].get(m)) for r in runs) + " |"
-              for m in metrics]
-    lines += ["", f"## Paired deltas against {base.name} (95% paired bootstrap CI over meetings)", "",
-              f"Each run minus {base.name}, both scored on the same {comparison.resamples} resamples of the "
-              f"meetings (seed {comparison.seed}); `*`: the CI excludes 0. Lower is better for WER, cpWER, "
-              "tcpWER, DER and JER; higher for the others.", "",
-              "| metric | " + " | ".join(f"{r.name} - {base.name}" for r in runs[1:]) + " |", "|---" * len(runs) + "|"]
-    lines += [f"| {LABELS[m]} | " + " | ".join(format_delta(comparison.deltas[r.name][m]) for r in runs[1:]) + " |"
-              for m in metrics]
-    for metric in per_meeting:
-        lines += ["", f"## {LABELS[metric]} per meeting", "",
-                  "| meeting | " + " | ".join(r.name for r in runs) + " | "
-                  + " | ".join(f"{r.name} - {base.name}" for r in runs[1:]) + " |",
-                  "|---" * (2 * len(runs)) + "|"]
-        for mid in base.scores["meetings"]:
-            values = [(r.scores["meetings"][mid].get(metric) or {}).get("value") for r in runs]
-            deltas = ["n/a" if v is None or values[0] is None else f"{v - values[0]:+.3f}" for v in values[1:]]
-            lines.append(f"| {mid} | " + " | ".join(_cell(v) for v in values) + " | " + " | ".join(deltas) + " |")
-    return "\n".join(lines) + "\n"

@@ -10,26 +10,34 @@
   meeting's invitees when the manifest lists attendees, as a calendar invite would), the jargon
   list, the meeting's agenda, and the emails and slides dated up to the meeting.
 
+The notes context (:func:`notes_context`, what the ``summarize`` stage may know) follows the same
+levels: L1 nothing; L2 the system's own notes of the earlier meetings; L3 also the roster, a
+digest of the emails dated before the meeting and its title, kind and agenda, each under a byte
+budget.
+
 Nothing here reads a reference transcript, a term set of the scorer or a synthesizer's TTS form.
 Every addition is logged with its size against its budget (:class:`speechkit.recipe.ContextBudget`).
+The context's data types (:class:`~speechkit.meeting_context.MeetingContext`, ``Biasing``) are in
+:mod:`speechkit.meeting_context`.
 """
 from __future__ import annotations
 
-import logging
+import datetime as dt
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from speechkit.recipe import ContextBudget
-from speechkit.stages.asr import Biasing
-from speechkit.stages.diarize.embedders import l2_normalize
+from speechkit.meeting_context import MeetingContext, NotesContext, roster_line
+from speechkit.notes import Notes
 from speechkit.transcript import Transcript
-from speechkit.workspace import Meeting, Person, Workspace
+from speechkit.workspace import Person
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from speechkit.recipe import ContextBudget
+    from speechkit.workspace import Artifact, Meeting, Workspace
 
 # A token that looks like an identifier, a version, an amount or an acronym: "pacs.008", "P99",
 # "v2.3.1", "$4.2M", "$45,000", "12%", "Q3", "SLA", "CamelCase"; and dates such as "May 8".
@@ -52,6 +60,7 @@ class PriorMeeting:
     transcript: Transcript
     speakers: dict[str, list[float]]  # name or stable label -> centroid
     flagged_spans: list[tuple[float, float]] = field(default_factory=list)
+    notes: Notes | None = None  # the system's notes of it (None: the recipe takes none)
 
     def confident_words(self, min_confidence: float) -> list[list[str]]:
         """Per segment, its words as runs of consecutive confident words: a word counts when its
@@ -71,35 +80,6 @@ class PriorMeeting:
                     run = []
             out.append([" ".join(r) for r in runs + ([run] if run else [])])
         return out
-
-
-@dataclass
-class MeetingContext:
-    """Everything a cascade may use for one meeting.
-
-    ``biasing``: prompt, hot words and LM text for ASR. ``enrollments``: person name -> voice
-    clips, for identification. ``stable_labels``: name each voice as in earlier meetings
-    (``prior_speakers``: name or label -> centroid) and give new voices labels that no earlier
-    meeting used. ``terms``, ``names`` (canonical name -> nicknames) and ``lm_text``: the
-    vocabulary for correction. ``log``: what was added, with its size and budget.
-    :func:`build_context` fills these by context level; ``speechkit transcribe`` fills
-    ``biasing`` and ``enrollments`` from its options.
-    """
-
-    biasing: Biasing = field(default_factory=Biasing)
-    enrollments: dict[str, list[Path]] = field(default_factory=dict)
-    stable_labels: bool = False
-    prior_speakers: dict[str, np.ndarray] = field(default_factory=dict)
-    terms: list[str] = field(default_factory=list)
-    names: dict[str, list[str]] = field(default_factory=dict)  # canonical name -> nicknames
-    lm_text: str = ""
-    log: list[dict] = field(default_factory=list)
-
-    def add(self, source: str, items: int, budget: int | None = None) -> None:
-        entry = {"source": source, "items": items, "budget": budget}
-        self.log.append(entry)
-        log.info("context: %s: %d item(s)%s", source, items,
-                 f" (budget {budget})" if budget is not None else "")
 
 
 def _zipf(word: str) -> float:
@@ -160,6 +140,7 @@ def artifact_terms(text: str, rare_zipf: float) -> list[str]:
 
 def _prior_speakers(prior: list[PriorMeeting]) -> dict[str, np.ndarray]:
     """Mean centroid per name or stable label over earlier meetings."""
+    from speechkit.stages.diarize.embedders import l2_normalize
     sums: dict[str, list[np.ndarray]] = {}
     for p in prior:
         for name, vec in p.speakers.items():
@@ -231,4 +212,76 @@ def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[Prior
     ctx.biasing.verify_hotwords = level == 2  # the system's own words only where they are used (L3: all)
     ctx.add("hot words", len(ctx.biasing.hotwords), budget.hotwords)
     ctx.biasing.lm_text = ctx.lm_text or None
+    ctx.notes = notes_context(ws, meeting, level, prior, budget, ctx)
     return ctx
+
+
+def cut_utf8(text: str, budget: int) -> str:
+    """The longest prefix of ``text`` of at most ``budget`` UTF-8 bytes, never cut inside a character."""
+    return text.encode("utf-8")[:budget].decode("utf-8", "ignore")
+
+
+def notes_digest(prior: PriorMeeting) -> str:
+    """An earlier meeting's notes as the notes context gives them: its summary and action items."""
+    notes = prior.notes or Notes()
+    lines = [f"{prior.meeting_id}: {notes.summary}".rstrip()]
+    for item in notes.action_items:
+        due = f" (due {item.due})" if item.due else ""
+        lines.append(f"- action item: {item.assignee or 'unassigned'}: {item.description}{due}")
+    return "\n".join(lines)
+
+
+def email_digest(text: str, title: str | None) -> str:
+    """One email on one line: its date, sender and subject (the artifact's title), then its body."""
+    headers, body = {}, []
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if not body and key in ("From", "To", "Date", "Subject") and value:
+            headers[key] = value.strip()
+        elif line.strip():
+            body.append(line.strip())
+    head = ", ".join(h for h in (headers.get("Date"), headers.get("From")) if h)
+    subject = title or headers.get("Subject", "")
+    return " ".join(p for p in (f"[{head}]" if head else "", f"{subject}:" if subject else "", *body) if p)
+
+
+def emails_before(ws: Workspace, meeting: Meeting) -> list[Artifact]:
+    """The emails dated before the meeting's day, and the meeting's own dated up to its day (an
+    email of the meeting's day about another meeting may have been written after it)."""
+    day = meeting.date.date() if isinstance(meeting.date, dt.datetime) else meeting.date
+    return [a for a in ws.artifacts if a.kind == "email" and a.date is not None
+            and (a.date < day or (a.meeting == meeting.id and a.date <= day))]
+
+
+def notes_context(ws: Workspace, meeting: Meeting, level: int, prior: list[PriorMeeting],
+                  budget: ContextBudget, ctx: MeetingContext) -> NotesContext:
+    """What the notes backend may know of ``meeting`` at ``level``, each addition cut to its byte
+    budget and logged in ``ctx``: L1 nothing; L2 the system's own notes of the earlier meetings
+    (newest first); L3 also the roster (whole people), a digest of the emails dated before the
+    meeting (:func:`emails_before`, newest first) and the meeting's title, kind and agenda."""
+    if level < 2:
+        return NotesContext()
+    earlier = cut_utf8("\n".join(notes_digest(p) for p in reversed(prior) if p.notes is not None),
+                       budget.notes_prior_bytes)
+    ctx.add("notes: earlier meetings' notes (bytes)", len(earlier.encode()), budget.notes_prior_bytes)
+    if level < 3:
+        return NotesContext(earlier_notes=earlier)
+    roster, used = [], 0
+    for person in ws.people:
+        size = len(roster_line(person).encode()) + (1 if roster else 0)  # lines joined by newlines
+        if used + size > budget.notes_roster_bytes:
+            break
+        roster.append(Person(person.id, person.name, person.nicknames, person.role))
+        used += size
+    ctx.add("notes: roster people", len(roster))
+    ctx.add("notes: roster (bytes)", used, budget.notes_roster_bytes)
+    emails = sorted(emails_before(ws, meeting), key=lambda a: (str(a.date), a.id), reverse=True)
+    digest = cut_utf8("\n".join(email_digest(a.read_text(), a.title) for a in emails), budget.notes_emails_bytes)
+    ctx.add("notes: emails", len(emails))
+    ctx.add("notes: email digest (bytes)", len(digest.encode()), budget.notes_emails_bytes)
+    kind = f" ({meeting.kind})" if meeting.kind else ""
+    agendas = [line.strip() for a in ws.artifacts_for(meeting.id) if a.kind == "agenda"
+               for line in a.read_text().splitlines() if line.strip()]
+    agenda = cut_utf8("\n".join([f"{meeting.title or meeting.id}{kind}", *agendas]), budget.notes_agenda_bytes)
+    ctx.add("notes: title, kind and agenda (bytes)", len(agenda.encode()), budget.notes_agenda_bytes)
+    return NotesContext(earlier_notes=earlier, roster=tuple(roster), emails=digest, agenda=agenda)

@@ -94,7 +94,7 @@ def backend_models(stage: str, backend: str) -> list[str]:
     else:
         model = getattr(backend_class(stage, backend).Options(), "model", None)
         if stage == "correct" and backend == "llm":
-            from speechkit.llm_server import DEFAULT_MODEL
+            from speechkit.llm.server import DEFAULT_MODEL
             model = DEFAULT_MODEL  # the local model; an endpoint of the user's needs none here
     return [model] if model else []
 

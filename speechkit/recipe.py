@@ -19,9 +19,14 @@ resources:                    # optional; what the Ray executor requests per sta
   asr: {num_gpus: 1, num_cpus: 1, batch_size: 4, concurrency: 2}
 ```
 
-Every key of every stage is checked on load, before any audio is read: an unknown option, a
-value of the wrong type or out of range is a :class:`RecipeError` naming the file and the
-option's path. The recipes shipped with speechkit live in the package (``speechkit/recipes``,
+Every key is checked on load, before any audio is read: an unknown option (with the nearest known
+one as a hint), a value of the wrong type, not finite or out of range, a choice that is not one,
+in a stage, the ``context`` block (:class:`ContextBudget`) or ``resources``
+(:class:`StageResources`), is a :class:`RecipeError` naming the file and the option's path
+(``recipes/x.yaml: context.hotwords: expected an integer in [0, 10000], got -3``, exit code 2);
+see :mod:`speechkit.stages.options`. The file is read as the workspace manifest is
+(:mod:`speechkit.io.yamlfile`: a regular file, no duplicate keys, alias bombs or deep nesting).
+The recipes shipped with speechkit live in the package (``speechkit/recipes``,
 also reachable as ``recipes/`` in a checkout); ``l1``..``l3`` and ``ctc-l1``..``ctc-l3`` name a
 shipped recipe at a level.
 
@@ -31,18 +36,20 @@ order with their context); see :class:`StageResources`. The local executor ignor
 """
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from speechkit.errors import FormatError
+from speechkit.errors import FormatError, brief
+from speechkit.io._lines import read_text
 from speechkit.io.names import id_problem
+from speechkit.io.yamlfile import parse_yaml
 from speechkit.stages import OPTIONAL_STAGES, STAGES, StageSpec, parse_stage
-from speechkit.stages.options import OptionError
+from speechkit.stages.options import OptionError, StageOptions, bounded
 
 RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources"}
 RESOURCE_NAMES = ("vad", "diarize", "asr", "workspace")
@@ -62,41 +69,52 @@ def recipes_dir() -> Path:
 
 
 @dataclass(frozen=True)
-class ContextBudget:
-    """How much context each level may add (every addition is logged with its size).
+class ContextBudget(StageOptions):
+    """How much context each level may add (every addition is logged with its size): the
+    recipe's ``context`` block, checked on load like a stage's options (bounds in brackets).
 
-    ``prompt_tokens``: approximate token budget of the ASR prompt (words x 1.3).
-    ``hotwords``: most hot words given to the recognizer.
-    ``prior_terms``: most frequent rare words taken from the system's own earlier transcripts (L2+).
-    ``rare_zipf``: a word is rare when its wordfreq Zipf frequency is below this.
-    ``prior_min_confidence``: least ASR word confidence for a word of an earlier transcript to be
-    learnt from (rare words and LM text, L2+); words in windows the ASR loop control flagged never are.
-    ``prior_min_segments``: least number of segments (of any earlier meetings) in which a rare word
-    must have been recognised confidently to become a hot word and correction term.
+    ``prompt_tokens`` [0, 100000]: approximate token budget of the ASR prompt (words x 1.3).
+    ``hotwords`` [0, 10000]: most hot words given to the recognizer.
+    ``prior_terms`` [0, 10000]: most frequent rare words taken from the system's own earlier
+    transcripts (L2+).
+    ``rare_zipf`` [0, 8]: a word is rare when its wordfreq Zipf frequency is below this.
+    ``prior_min_confidence`` [0, 1]: least ASR word confidence for a word of an earlier transcript
+    to be learnt from (rare words and LM text, L2+); words in windows the ASR loop control flagged
+    never are.
+    ``prior_min_segments`` [1, 10000]: least number of segments (of any earlier meetings) in which a
+    rare word must have been recognised confidently to become a hot word and correction term.
+    ``notes_prior_bytes``, ``notes_roster_bytes``, ``notes_emails_bytes``, ``notes_agenda_bytes``
+    [0, 1000000]: UTF-8 bytes of the notes context (the ``summarize`` stage's) for the system's
+    own notes of earlier meetings (L2+), the roster, the digest of the emails and the meeting's
+    title, kind and agenda (L3); never cut inside a character, the roster only by whole people.
     """
 
-    prompt_tokens: int = 200
-    hotwords: int = 40
-    prior_terms: int = 20
-    rare_zipf: float = 3.0
-    prior_min_confidence: float = 0.8
-    prior_min_segments: int = 2
+    prompt_tokens: int = bounded(200, ge=0, le=100_000)
+    hotwords: int = bounded(40, ge=0, le=10_000)
+    prior_terms: int = bounded(20, ge=0, le=10_000)
+    rare_zipf: float = bounded(3.0, ge=0.0, le=8.0)
+    prior_min_confidence: float = bounded(0.8, ge=0.0, le=1.0)
+    prior_min_segments: int = bounded(2, ge=1, le=10_000)
+    notes_prior_bytes: int = bounded(1000, ge=0, le=1_000_000)
+    notes_roster_bytes: int = bounded(600, ge=0, le=1_000_000)
+    notes_emails_bytes: int = bounded(1200, ge=0, le=1_000_000)
+    notes_agenda_bytes: int = bounded(400, ge=0, le=1_000_000)
 
 
 @dataclass(frozen=True)
-class StageResources:
-    """What one Ray worker of a stage asks for, and how many of them may run.
+class StageResources(StageOptions):
+    """What one Ray worker of a stage asks for, and how many of them may run (bounds in brackets).
 
-    ``num_cpus``, ``num_gpus``: reserved per worker (fractions allowed; a worker without a GPU
-    runs on the CPU under ``device: auto``). ``batch_size``: meetings (workspaces, for
-    ``workspace``) handed to a worker per call. ``concurrency``: most workers at once (None: as
-    many as the cluster fits and there is work for).
+    ``num_cpus``, ``num_gpus`` [0, 1024]: reserved per worker (fractions allowed; a worker without
+    a GPU runs on the CPU under ``device: auto``). ``batch_size`` [1, 100000]: meetings
+    (workspaces, for ``workspace``) handed to a worker per call. ``concurrency`` [1, 100000]: most
+    workers at once (None: as many as the cluster fits and there is work for).
     """
 
-    num_cpus: float = 1.0
-    num_gpus: float = 0.0
-    batch_size: int = 1
-    concurrency: int | None = None
+    num_cpus: float = bounded(1.0, ge=0.0, le=1024.0)
+    num_gpus: float = bounded(0.0, ge=0.0, le=1024.0)
+    batch_size: int = bounded(1, ge=1, le=100_000)
+    concurrency: int | None = bounded(None, ge=1, le=100_000)
 
 
 @dataclass(frozen=True)
@@ -116,7 +134,7 @@ class Recipe:
 
     def at_level(self, level: int) -> "Recipe":
         """The recipe run at context ``level``; its name gets ``-lN``."""
-        if level not in LEVELS:
+        if not is_level(level):
             raise ValueError(f"level must be 1, 2 or 3, got {level!r}")
         name = self.name if self.level == level else f"{self.name}-l{level}"
         return replace(self, level=level, name=name)
@@ -125,15 +143,42 @@ class Recipe:
         """The recipe with the ASR model and/or the device replaced."""
         stages = dict(self.stages)
         if model:
+            from speechkit.registry import check_path
+            check_path(model)  # a device or FIFO fails now, not when the ASR stage reads it
             stages["asr"] = parse_stage("asr", {**stages["asr"].as_dict(), "model": model})
         return replace(self, stages=stages, device=device or self.device)
+
+    def with_settings(self, settings: Mapping[str, Any], source: str = "--set") -> "Recipe":
+        """The recipe with options set by dotted key (``asr.language``, ``diarize.max_speakers``,
+        ``context.hotwords``; ``stages.`` may lead), each checked as the recipe file's would be
+        (unknown key with a hint, type, bounds). Setting a stage's ``backend`` starts that stage
+        from the new backend's defaults. A problem is a :class:`RecipeError` naming ``source``."""
+        stages, context = dict(self.stages), self.context
+        for key, value in settings.items():
+            parts = key.removeprefix("stages.").split(".", 1)
+            try:
+                if parts[0] == "context" and len(parts) == 2:
+                    context = context.with_overrides(**{parts[1]: value})
+                elif parts[0] in STAGES and len(parts) == 2:
+                    name, option = parts
+                    current = stages[name].as_dict() if name in stages and option != "backend" else {}
+                    stages[name] = parse_stage(name, {**current, option: value})
+                else:
+                    close = difflib.get_close_matches(parts[0], [*STAGES, "context"], n=1)
+                    hint = f" (did you mean {close[0]}?)" if close else ""
+                    raise OptionError(key, f"expected STAGE.OPTION or context.OPTION; stages: "
+                                           f"{', '.join(STAGES)}{hint}")
+            except OptionError as exc:
+                field = exc.field if exc.field.startswith(("stages.", "context.")) else key
+                raise RecipeError(source, exc.problem, field=field.replace("options.", "context.", 1)) from None
+        return replace(self, stages=stages, context=context)
 
     def as_dict(self) -> dict[str, Any]:
         """The fully resolved recipe (every option with its value), as run.json records it."""
         return {"name": self.name, "level": self.level, "device": self.device,
                 "stages": {name: spec.as_dict() for name, spec in self.stages.items()},
-                "context": self.context.__dict__,
-                "resources": {name: r.__dict__ for name, r in self.resources.items()}}
+                "context": self.context.as_dict(),
+                "resources": {name: r.as_dict() for name, r in self.resources.items()}}
 
 
 def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
@@ -142,15 +187,15 @@ def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
     path, named_level = _locate(Path(path))
     level = level if level is not None else named_level
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        known = ", ".join(sorted(p.stem for p in recipes_dir().glob("*.yaml")))
-        raise RecipeError(path, f"recipe not found (recipes shipped: {known}; "
-                                f"l1-l3 and ctc-l1..ctc-l3 name them at a level)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecipeError(path, f"cannot read: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise RecipeError(path, f"invalid YAML: {exc}") from None
+        data, _ = parse_yaml(read_text(path), path, RecipeError)
+    except RecipeError:
+        raise
+    except FormatError as exc:  # not a regular UTF-8 file of bounded size
+        if not path.exists():
+            known = ", ".join(sorted(p.stem for p in recipes_dir().glob("*.yaml")))
+            raise RecipeError(path, f"recipe not found (recipes shipped: {known}; "
+                                    f"l1-l3 and ctc-l1..ctc-l3 name them at a level)") from None
+        raise RecipeError(path, exc.problem) from None
     if not isinstance(data, dict):
         raise RecipeError(path, "expected a mapping")
     if "api_key" in data:
@@ -161,8 +206,12 @@ def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
         raise RecipeError(path, f"unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
                                 f"allowed: {', '.join(sorted(RECIPE_KEYS))}")
     file_level = data.get("level")
-    if file_level is not None and file_level not in LEVELS:
-        raise RecipeError(path, f"expected 1, 2 or 3, got {file_level!r}", field="level")
+    if file_level is not None and not is_level(file_level):
+        raise RecipeError(path, f"expected 1, 2 or 3, got {brief(file_level, 60)}", field="level")
+    device = data.get("device", "auto")
+    if not isinstance(device, str):
+        raise RecipeError(path, f"expected a string (auto, cpu, cuda or cuda:N), got {brief(device, 60)}",
+                          field="device")
     stages = data.get("stages")
     if not isinstance(stages, dict):
         raise RecipeError(path, "expected a mapping of stage name to options", field="stages")
@@ -177,20 +226,28 @@ def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
         for name in STAGES:
             if name in stages or name in ("attribute", "identify"):
                 specs[name] = parse_stage(name, stages.get(name))
+        budget = ContextBudget.from_dict(data.get("context"), "context")
+        workers = _resources(data.get("resources"))
     except OptionError as exc:
         raise RecipeError(path, exc.problem, field=exc.field) from None
-    context = data.get("context") or {}
-    try:
-        budget = ContextBudget(**context)
-    except TypeError as exc:
-        raise RecipeError(path, str(exc), field="context") from None
     name = data.get("name") or path.stem
     if id_problem(name):
         raise RecipeError(path, f"{id_problem(name)} (it names the default run folder)", field="name")
-    recipe = Recipe(name=name, level=file_level, stages=specs,
-                    context=budget, device=str(data.get("device", "auto")), path=path.resolve(),
-                    resources=_resources(path, data.get("resources") or {}))
+    recipe = Recipe(name=name, level=file_level, stages=specs, context=budget, device=device,
+                    path=path.resolve(), resources=workers)
     return recipe.at_level(level) if level is not None else recipe
+
+
+def parse_settings(texts: Iterable[str], source: str = "--set") -> dict[str, Any]:
+    """``KEY=VALUE`` texts (``asr.language=de``) as a mapping, each value read as YAML (``3`` is a
+    number, ``null`` is None, ``[0.0, 0.2]`` a list); for :meth:`Recipe.with_settings`."""
+    out: dict[str, Any] = {}
+    for text in texts:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise RecipeError(source, f"expected KEY=VALUE (e.g. asr.language=de), got {brief(text, 60)}")
+        out[key.strip()], _ = parse_yaml(value, f"{source} {key.strip()}", RecipeError)
+    return out
 
 
 def _locate(path: Path) -> tuple[Path, int | None]:
@@ -205,30 +262,18 @@ def _locate(path: Path) -> tuple[Path, int | None]:
     return recipes_dir() / f"{path.name}.yaml", None
 
 
-def _resources(path: Path, data: Any) -> dict[str, StageResources]:
-    """The validated ``resources`` mapping of a recipe."""
+def is_level(value: object) -> bool:
+    """Whether ``value`` is a context level: the integer 1, 2 or 3 (not ``true``, not ``2.0``)."""
+    return type(value) is int and value in LEVELS
+
+
+def _resources(data: Any) -> dict[str, StageResources]:
+    """The checked ``resources`` mapping of a recipe (an :class:`OptionError` names a bad entry)."""
+    if data is None:
+        return {}
     if not isinstance(data, dict):
-        raise RecipeError(path, "expected a mapping of stage name to resources", field="resources")
-    out = {}
-    for name, options in data.items():
-        where = f"resources.{name}"
+        raise OptionError("resources", f"expected a mapping of stage name to resources, got {brief(data, 60)}")
+    for name in data:
         if name not in RESOURCE_NAMES:
-            raise RecipeError(path, f"unknown name; expected one of {', '.join(RESOURCE_NAMES)}", field=where)
-        if not isinstance(options, dict):
-            raise RecipeError(path, "expected a mapping of num_cpus, num_gpus, batch_size, concurrency",
-                              field=where)
-        try:
-            resources = StageResources(**options)
-        except TypeError as exc:
-            raise RecipeError(path, str(exc), field=where) from None
-        for key in ("num_cpus", "num_gpus"):
-            value = getattr(resources, key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise RecipeError(path, f"expected a number >= 0, got {value!r}", field=f"{where}.{key}")
-        for key in ("batch_size", "concurrency"):
-            value = getattr(resources, key)
-            if (value is not None or key == "batch_size") and (
-                    isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise RecipeError(path, f"expected an integer >= 1, got {value!r}", field=f"{where}.{key}")
-        out[name] = resources
-    return out
+            raise OptionError(f"resources.{name}", f"unknown name; expected one of {', '.join(RESOURCE_NAMES)}")
+    return {name: StageResources.from_dict(options, f"resources.{name}") for name, options in data.items()}

@@ -5,12 +5,20 @@ Run folder layout (``OUT``)::
     transcripts/<meeting>.json   SegLST (speaker, speaker_name, word_times)
     transcripts/<meeting>.stm    STM
     transcripts/<meeting>.rttm   RTTM: the speaker turns of diarization (who spoke when), named
-    cache/<stage>/<key>.json     stage results; a rerun reuses them
-    context/<meeting>.json       what the context builder added (sizes, budgets)
+    cache/<stage>/<key>.json     stored stage results (unless the run is given another cache folder)
+    context/<meeting>.json       what the context builder added (sizes, budgets; the notes context)
+    notes/<meeting>.json         the meeting's notes (``speechkit-notes/1``), when the recipe summarizes
     scores.json                  see docs/scores-schema.md
     report.md, report.html       tables and plots
     run.json                     recipe, package versions, model hashes, runtime (device,
-                                 compute type, threads, seeds), timings, ASR re-decodes
+                                 compute type, threads, seeds), timings, cache hits and misses
+                                 per stage, each stage's summary per meeting, ASR re-decodes
+
+The stage cache (:mod:`speechkit.cache`) may be shared by several runs (``cache_dir``; ``speechkit
+recipe --level all`` shares one between its levels): a result's key says everything it depends
+on and nothing about the run folder, so a run reuses every identical VAD, ASR and diarization
+result another run computed, and runs sharing it concurrently stay safe (entries are written
+atomically, read whole).
 
 Every file is written atomically, and a meeting's transcripts are written only when the meeting
 is finished, so an interrupted run loses nothing that was done and the rerun resumes. A process
@@ -39,12 +47,14 @@ from tqdm import tqdm
 from speechkit.cache import StageCache
 from speechkit.cascade import Cascade, CascadeResult
 from speechkit.context import PriorMeeting, build_context
-from speechkit.io.atomic import remove_leftovers, write_json
+from speechkit.io.atomic import check_output_folder, remove_leftovers, write_json
 from speechkit.io.lock import run_folder_lock
 from speechkit.io.names import child_path
+from speechkit.io.notes import write_notes
 from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import write_stm
+from speechkit.llm import run as llm_run
 from speechkit.recipe import Recipe
 from speechkit.workspace import Workspace
 
@@ -109,8 +119,13 @@ def runtime_info(recipe: Recipe) -> dict:
             "seeds": {"run": run_seed(recipe), "asr": getattr(asr, "seed", None)}}
 
 
+#: The folder of the default run folders (and of the stage cache they share).
+RUNS = Path("runs")
+
+
 def default_out(recipe: Recipe, ws: Workspace) -> Path:
-    return child_path(Path("runs"), f"{recipe.name}-{ws.name}")
+    """The default run folder: ``runs/<recipe>-<workspace>``."""
+    return child_path(RUNS, f"{recipe.name}-{ws.name}")
 
 
 def run_meetings(recipe: Recipe, ws: Workspace, out: Path, cascade: Cascade, cache: StageCache,
@@ -123,6 +138,7 @@ def run_meetings(recipe: Recipe, ws: Workspace, out: Path, cascade: Cascade, cac
     if recipe.level is None:
         from speechkit.recipe import RecipeError
         raise RecipeError(recipe.path, "no context level: give --level 1, 2 or 3 (or set level: in the recipe)")
+    llm_run.start_run(recipe, cache.root / "llm" if cache.root is not None else None)  # probes, before any audio
     prior: list[PriorMeeting] = []
     results: dict[str, CascadeResult] = {}
     for meeting in tqdm(ws.scored_meetings, desc=f"{recipe.name} {ws.name}", unit="meeting", disable=not progress):
@@ -131,14 +147,17 @@ def run_meetings(recipe: Recipe, ws: Workspace, out: Path, cascade: Cascade, cac
         result = cascade.run(meeting.audio, context, cache, session_id=meeting.id)
         write_json(child_path(out / "context", meeting.id, ".json"),
                    {"level": recipe.level, "additions": context.log, "prompt": context.biasing.prompt,
-                    "hotwords": context.biasing.hotwords})
+                    "hotwords": context.biasing.hotwords, "notes_context": context.notes.as_dict()})
         transcripts = out / "transcripts"
         write_stm(child_path(transcripts, meeting.id, ".stm"), [result.transcript])
         write_rttm(child_path(transcripts, meeting.id, ".rttm"), [result.speaker_turns])
         write_seglst(child_path(transcripts, meeting.id, ".json"), [result.transcript])
+        if result.notes is not None:
+            write_notes(child_path(out / "notes", meeting.id, ".json"), result.notes, meeting.id)
         results[meeting.id] = result
         prior.append(PriorMeeting(meeting.id, result.transcript, result.speakers,
-                                  [tuple(span) for span in result.asr.get("flagged_spans", [])]))
+                                  [tuple(span) for span in result.summaries.get("asr", {}).get("flagged_spans", [])],
+                                  result.notes))
     return results
 
 
@@ -148,7 +167,9 @@ def finish_run(recipe: Recipe, ws: Workspace, out: Path, results: dict[str, Casc
     from speechkit.report import write_report
     from speechkit.scoring import score_workspace
 
+    llm = llm_run.finish_run(recipe)  # fails the run when more LLM requests failed than allowed
     scores = score_workspace(ws, out / "transcripts", out=out / "scores.json")
+    cache_counts = {"hits": cache.hits, "misses": cache.misses} if cache else None
     write_json(out / "run.json", {
         "recipe": recipe.as_dict(), "workspace": {"name": ws.name, "root": str(ws.root)},
         "executor": executor, "packages": package_versions(), "models": model_hashes(recipe),
@@ -157,12 +178,24 @@ def finish_run(recipe: Recipe, ws: Workspace, out: Path, results: dict[str, Casc
         "runtime": runtime_info(recipe),
         "timings": {"total_s": round(elapsed_s, 3),
                     "meetings": {mid: {k: round(v, 3) for k, v in r.timings.items()} for mid, r in results.items()}},
-        "cache": {"hits": cache.hits, "misses": cache.misses} if cache else None,
-        "correction": {mid: r.correction for mid, r in results.items() if r.correction},
+        "cache": cache_counts,
+        "stages": stage_summaries(results),
         "asr": asr_statistics(results),
+        "llm": llm,
     })
-    write_report(out, recipe, ws, scores, results)
+    write_report(out, recipe, ws, scores, results, notice=llm_run.failure_notice(llm), cache=cache_counts)
     return RunResult(out, scores, results)
+
+
+def stage_summaries(results: dict[str, CascadeResult]) -> dict[str, dict[str, dict]]:
+    """run.json ``stages``: per stage, per meeting, what its result reports (its ``summary()``;
+    left out where empty), e.g. ``stages.correct.<meeting>``: what the corrector did."""
+    out: dict[str, dict[str, dict]] = {}
+    for mid, result in results.items():
+        for stage, summary in result.summaries.items():
+            if summary:
+                out.setdefault(stage, {})[mid] = summary
+    return out
 
 
 def asr_statistics(results: dict[str, CascadeResult]) -> dict:
@@ -179,19 +212,26 @@ def asr_statistics(results: dict[str, CascadeResult]) -> dict:
 
 
 def run_workspace(recipe: Recipe, ws: Workspace, out: str | Path | None = None,
-                  cascade: Cascade | None = None, progress: bool = True) -> RunResult:
+                  cascade: Cascade | None = None, progress: bool = True,
+                  cache_dir: str | Path | None = None) -> RunResult:
     """Run ``recipe`` on every meeting of ``ws`` into ``out`` on this machine, then score and report.
 
+    Stage results are cached in ``cache_dir`` (None: ``out/cache``), which other runs may share.
     The run holds the lock of ``out`` throughout (:mod:`speechkit.io.lock`): a second run into the
     same folder meanwhile is refused.
     """
+    from speechkit.preflight import check_models
+    check_models(recipe)  # every model the recipe names is here, before any audio is read
     out = Path(out) if out else default_out(recipe, ws)
+    cache_root = Path(cache_dir) if cache_dir is not None else out / "cache"
+    check_output_folder(out)  # the folder the user named first: its error is the one to see
+    check_output_folder(cache_root)
     started = time.perf_counter()
     with run_folder_lock(out):
         removed = remove_leftovers(out)
         if removed:
             log.info("removed %d temporary file(s) left by an interrupted run in %s", len(removed), out)
-        cache = StageCache(out / "cache")
+        cache = StageCache(cache_root)
         results = run_meetings(recipe, ws, out, cascade or Cascade(recipe), cache, progress)
         return finish_run(recipe, ws, out, results, time.perf_counter() - started, cache)
 

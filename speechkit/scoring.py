@@ -3,7 +3,9 @@
 The result is the ``scores.json`` dict documented in docs/scores-schema.md: settings, an
 aggregate over meetings (micro ratios with bootstrap CIs), and per-meeting figures with details.
 A metric that a format cannot support, or whose denominator is 0, is not applicable: its value
-is null and the reason is recorded, never a zero.
+is null and the reason is recorded, never a zero. The notes metrics score a run's meeting notes
+(``notes/<meeting>.json``) against the workspace's gold notes; without either they are not
+applicable, with the reason.
 """
 from __future__ import annotations
 
@@ -11,44 +13,37 @@ import logging
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Iterable, Literal, Mapping, Sequence
 
 from speechkit.errors import FormatError, SpeechkitError, brief
 from speechkit.io import format_of, read_transcripts
 from speechkit.io.atomic import check_output_file, write_json
 from speechkit.io.manifest import load_workspace
 from speechkit.io.names import child_path, id_problem
+from speechkit.io.notes import read_gold_notes, read_notes
+from speechkit.io.uem import Uem
 from speechkit.metrics.bootstrap import (PERCENTILES, RESAMPLES, SEED, Estimate, Ratio, bootstrap,
                                          check_bootstrap_settings, micro)
+from speechkit.metrics.catalog import METRICS, NOTES_METRICS, TRANSCRIPT_METRICS
 from speechkit.metrics.cpwer import TCP_COLLAR, cpwer, tcpwer
 from speechkit.metrics.diarization import COLLAR, diarization_errors
 from speechkit.metrics.normalize import NORMALIZER_NAME
+from speechkit.metrics.notes import score_notes, vocabulary
 from speechkit.metrics.speakers import SpeakerAttribution, attribute_speakers, attribute_turns, speaker_consistency
 from speechkit.metrics.terms import term_recalls
 from speechkit.metrics.wer import word_error_rate
+from speechkit.notes import GoldNotes, Notes
+from speechkit.text_similarity import TextSimilarity, text_similarity
 from speechkit.transcript import Transcript
 from speechkit.workspace import Person, TermSet, Workspace
 
 log = logging.getLogger(__name__)
 
 SCHEMA = "speechkit.scores/1"
-METRICS = ("wer", "number_recall", "term_recall", "speaker_consistency", "named_speaker_accuracy",
-           "der", "jer", "cpwer", "tcpwer")
 HYPOTHESIS_SUFFIXES = (".json", ".seglst.json")
 # What each format carries: words, speakers, speaker names.
 CAPABILITIES = {"seglst": (True, True, True), "stm": (True, True, False),
                 "rttm": (False, True, False), "ctm": (True, False, False)}
-EMPTY_REASONS = {  # why a metric is n/a for a meeting when its denominator is 0
-    "wer": "the reference has no words after normalisation",
-    "number_recall": "no number or date of the term set is spoken in this meeting",
-    "term_recall": "no technical term of the term set is spoken in this meeting",
-    "speaker_consistency": "no person of this meeting speaks in another scored meeting",
-    "named_speaker_accuracy": "the reference has no words",
-    "der": "the reference has no speech",
-    "jer": "the reference has no speech",
-    "cpwer": "the reference has no words after normalisation",
-    "tcpwer": "the reference has no words after normalisation",
-}
 
 
 @dataclass(frozen=True)
@@ -56,16 +51,23 @@ class ScoreOptions:
     """Scoring settings.
 
     ``collar``: DER/JER collar in seconds on each side of a reference boundary.
+    ``uem``: the scored regions of DER/JER per meeting (a UEM file; None: each meeting's extent).
     ``tcp_collar``: tcpWER collar in seconds. ``resamples``/``seed``: the bootstrap over meetings
-    (0 resamples: no CI).
+    (0 resamples: no CI). ``similarity``: how action items are matched by description
+    (:func:`speechkit.text_similarity.text_similarity`: ``auto`` takes the sentence embedder when
+    it is installed, else the lexical measure).
     """
 
     collar: float = COLLAR
     tcp_collar: float = TCP_COLLAR
     resamples: int = RESAMPLES
     seed: int = SEED
+    similarity: Literal["auto", "embedding", "lexical"] = "auto"
+    uem: Uem | None = None
 
     def __post_init__(self) -> None:
+        if self.similarity not in ("auto", "embedding", "lexical"):
+            raise SpeechkitError(f"similarity: expected auto, embedding or lexical, got {brief(self.similarity)}")
         try:
             check_bootstrap_settings(self.resamples, self.seed)
         except ValueError as exc:
@@ -81,6 +83,7 @@ class ScoreOptions:
             "der_collar_s": self.collar,
             "der_collar_note": f"{self.collar} s on each side of every reference boundary "
                                f"(pyannote.metrics collar={2 * self.collar}, total width); skip_overlap false",
+            "der_uem": self.uem.path if self.uem else None,
             "tcpwer_collar_s": self.tcp_collar,
             "bootstrap": {"resamples": self.resamples, "seed": self.seed, "unit": "meeting",
                           "rng": "numpy.random.default_rng", "percentiles": list(PERCENTILES)},
@@ -99,7 +102,8 @@ class MeetingPair:
     is False for hypothesis formats without a speaker-name field. ``hypothesis_turns`` are the
     system's speaker turns (its RTTM) for DER/JER; None scores the hypothesis segments instead.
     ``notes`` say what was left out of the input files (segments of other sessions); they go to
-    ``details.notes``.
+    ``details.notes``. ``predicted_notes`` are the run's meeting notes and ``gold_notes`` the
+    workspace's (None where there are none: the notes metrics are then not applicable).
     """
 
     id: str
@@ -110,13 +114,16 @@ class MeetingPair:
     hypothesis_has_names: bool = True
     notes: tuple[str, ...] = ()
     hypothesis_turns: Transcript | None = None
+    predicted_notes: Notes | None = None
+    gold_notes: GoldNotes | None = None
 
 
 class _Meeting:
     """Per-meeting ratios, n/a reasons and details while scoring."""
 
-    def __init__(self, pair: MeetingPair) -> None:
+    def __init__(self, pair: MeetingPair, missing: Mapping[str, str]) -> None:
         self.pair = pair
+        self.missing = missing
         self.ratios: dict[str, Ratio] = {}
         self.reasons: dict[str, str] = {}
         self.details: dict[str, Any] = {}
@@ -125,26 +132,19 @@ class _Meeting:
     def set(self, metric: str, ratio: Ratio) -> None:
         self.ratios[metric] = ratio
         if ratio.den == 0:
-            self.reasons[metric] = EMPTY_REASONS[metric]
+            self.reasons[metric] = METRICS[metric].empty
 
-
-# The inputs each metric needs (checked in this order; the first one missing is the n/a reason).
-NEEDS = {
-    "wer": ("reference", "reference words", "hypothesis words"),
-    "number_recall": ("reference", "reference words", "hypothesis words", "term set"),
-    "term_recall": ("reference", "reference words", "hypothesis words", "term set"),
-    "speaker_consistency": ("speaker evidence", "hypothesis speakers", "hypothesis names"),
-    "named_speaker_accuracy": ("reference", "reference words", "reference speakers", "hypothesis speakers",
-                               "hypothesis names"),
-    "cpwer": ("reference", "reference words", "reference speakers", "hypothesis words", "hypothesis speakers"),
-    "tcpwer": ("reference", "reference words", "reference speakers", "hypothesis words", "hypothesis speakers"),
-    "der": ("turns", "turn speakers", "hypothesis speakers"),
-    "jer": ("turns", "turn speakers", "hypothesis speakers"),
-}
+    def mark_missing(self, metrics: Collection[str]) -> None:
+        """Record for each of ``metrics`` the first input it needs that the meeting lacks (in the
+        order of scores.json)."""
+        for key in (k for k in METRICS if k in metrics):
+            reason = next((self.missing[i] for i in METRICS[key].needs if i in self.missing), None)
+            if reason:
+                self.reasons[key] = reason
 
 
 def _missing_inputs(pair: MeetingPair, terms: TermSet | None) -> dict[str, str]:
-    """For each input of :data:`NEEDS` that ``pair`` lacks, why."""
+    """For each input a metric may need (``needs`` in the metric catalogue) that ``pair`` lacks, why."""
     ref, hyp, turns = pair.reference, pair.hypothesis, pair.turns
     checks = {
         "reference": (ref is not None, "the meeting has no reference transcript"),
@@ -160,19 +160,19 @@ def _missing_inputs(pair: MeetingPair, terms: TermSet | None) -> dict[str, str]:
         "hypothesis names": (pair.hypothesis_has_names,
                              "the hypothesis format has no speaker names (only SegLST has speaker_name)"),
         "term set": (terms is not None, "no term set: a single pair is scored without a workspace"),
+        "gold notes": (pair.gold_notes is not None,
+                       "no gold notes for this meeting (a workspace's meetings/<id>/notes.json)"),
+        "run notes": (pair.predicted_notes is not None,
+                      "the run has no notes for this meeting (notes/<id>.json, written by the summarize stage)"),
     }
     return {name: reason for name, (ok, reason) in checks.items() if not ok}
 
 
 def _score_one(pair: MeetingPair, people: Mapping[str, Person], terms: TermSet | None,
                options: ScoreOptions) -> _Meeting:
-    m = _Meeting(pair)
+    m = _Meeting(pair, _missing_inputs(pair, terms))
     ref, hyp = pair.reference, pair.hypothesis
-    missing = _missing_inputs(pair, terms)
-    for metric, inputs in NEEDS.items():
-        reason = next((missing[i] for i in inputs if i in missing), None)
-        if reason:
-            m.reasons[metric] = reason
+    m.mark_missing(TRANSCRIPT_METRICS)
     if "wer" not in m.reasons:
         wer = word_error_rate(ref.text, hyp.text)
         m.set("wer", wer.ratio)
@@ -195,7 +195,8 @@ def _score_one(pair: MeetingPair, people: Mapping[str, Person], terms: TermSet |
             m.details[metric] = result.details()
     if "der" not in m.reasons:
         turns = pair.hypothesis_turns
-        d = diarization_errors(pair.turns, hyp if turns is None else turns, options.collar)
+        d = diarization_errors(pair.turns, hyp if turns is None else turns, options.collar,
+                               options.uem.regions_of(pair.id) if options.uem else None)
         m.set("der", d.der)
         m.set("jer", d.jer_ratio)
         m.details["diarization"] = {**d.details(), "hypothesis": "transcript segments" if turns is None
@@ -203,12 +204,37 @@ def _score_one(pair: MeetingPair, people: Mapping[str, Person], terms: TermSet |
     return m
 
 
+def _score_notes(scored: Sequence[_Meeting], names: Iterable[str], options: ScoreOptions) -> dict[str, Any]:
+    """Score each meeting's notes against its gold notes; the similarity settings for scores.json."""
+    known = frozenset(names)
+    similarity: TextSimilarity | None = None
+    for m in scored:
+        m.mark_missing(NOTES_METRICS)
+        if any(key in m.reasons for key in NOTES_METRICS):
+            continue
+        similarity = similarity or text_similarity(options.similarity)
+        result = score_notes(m.pair.predicted_notes, m.pair.gold_notes, known, similarity)
+        for key in NOTES_METRICS:
+            m.set(key, result.ratios[key])
+        m.details["meeting_notes"] = result.details
+    return {"similarity": similarity.name if similarity else None,
+            "model": getattr(similarity, "model_name", None),
+            "threshold": similarity.threshold if similarity else None,
+            "requested": options.similarity,
+            "matching": "action items one-to-one (Hungarian) on description similarity >= threshold; "
+                        "decisions one-to-one where the prediction holds every content word of the gold choice",
+            "f1": "pooled: 2 x matched items / (predicted + gold items), summed over meetings "
+                  "(the harmonic mean of the pooled precision and recall)"}
+
+
 def score_meetings(pairs: Sequence[MeetingPair], people: Mapping[str, Person], terms: TermSet | None,
-                   options: ScoreOptions = ScoreOptions(), source: dict[str, Any] | None = None) -> dict[str, Any]:
+                   options: ScoreOptions = ScoreOptions(), source: dict[str, Any] | None = None,
+                   names: Iterable[str] = ()) -> dict[str, Any]:
     """Score ``pairs`` and build the scores.json dict.
 
     ``people`` maps each reference speaker id to its person (named-speaker accuracy);
-    ``terms`` is the workspace term set (None: number/term recall not applicable).
+    ``terms`` is the workspace term set (None: number/term recall not applicable); ``names`` the
+    workspace's folded name words (:func:`speechkit.metrics.notes.vocabulary`, summary entity precision).
     """
     from tqdm import tqdm
 
@@ -220,6 +246,7 @@ def score_meetings(pairs: Sequence[MeetingPair], people: Mapping[str, Person], t
         m.set("speaker_consistency", consistency[m.pair.id])
         m.details["speakers"]["consistency"] = {"same_name_pairs": consistency[m.pair.id].num,
                                                 "pairs": consistency[m.pair.id].den}
+    settings = {**options.settings(), "notes": _score_notes(scored, names, options)}
 
     aggregate, totals, not_applicable = {}, {}, {}
     for metric in METRICS:
@@ -239,7 +266,7 @@ def score_meetings(pairs: Sequence[MeetingPair], people: Mapping[str, Person], t
         if m.pair.notes:
             entry["details"]["notes"] = list(m.pair.notes)
         meetings[m.pair.id] = entry
-    return {"schema": SCHEMA, "source": source or {}, "settings": options.settings(), "aggregate": aggregate,
+    return {"schema": SCHEMA, "source": source or {}, "settings": settings, "aggregate": aggregate,
             "totals": totals, "not_applicable": not_applicable, "meetings": meetings}
 
 
@@ -302,12 +329,22 @@ def hypothesis_path(run_dir: Path, meeting_id: str) -> Path:
                                      f"{candidates[0]} (or {candidates[1].name})")
 
 
+def notes_folder(run_dir: str | Path) -> Path:
+    """Where the meeting notes of the run whose hypotheses are in ``run_dir`` lie: ``notes/``
+    beside it when it is a run's ``transcripts/`` folder (a run writes ``RUN/transcripts`` and
+    ``RUN/notes``), else ``notes/`` inside it."""
+    run = Path(run_dir)
+    return run.parent / "notes" if run.name == "transcripts" else run / "notes"
+
+
 def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, options: ScoreOptions = ScoreOptions(),
-                    out: str | Path | None = None) -> dict[str, Any]:
+                    out: str | Path | None = None, notes_dir: str | Path | None = None) -> dict[str, Any]:
     """Score a run folder (one SegLST hypothesis per meeting) against a workspace's references.
 
     DER and JER score the meeting's speaker turns, ``<id>.rttm`` beside the SegLST file (a run
-    writes the diarization there), or the SegLST segments where there is no RTTM.
+    writes the diarization there), or the SegLST segments where there is no RTTM. The notes
+    metrics score ``<id>.json`` of ``notes_dir`` (default :func:`notes_folder`) against the
+    meeting's gold notes; a meeting without either has them not applicable.
 
     ``workspace`` is a loaded workspace or its folder / manifest; with ``out`` the scores are
     also written there (atomically). Each meeting's hypothesis file is matched to the meeting by
@@ -321,12 +358,16 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
     people = {p.id: p for p in ws.people}
     hyp_paths = {meeting.id: hypothesis_path(run, meeting.id) for meeting in ws.scored_meetings}
     turn_paths = {mid: child_path(run, mid, ".rttm") for mid in hyp_paths}  # a run's speaker turns
+    notes_root = Path(notes_dir) if notes_dir is not None else notes_folder(run)
+    notes_paths = {mid: child_path(notes_root, mid, ".json") for mid in hyp_paths}
     if out is not None:  # before any work; never over an input
         inputs = {"the workspace manifest": ws.manifest_path, **{
             f"the hypothesis of meeting {mid}": path for mid, path in hyp_paths.items()}, **{
-            f"the speaker turns of meeting {mid}": path for mid, path in turn_paths.items()}}
+            f"the speaker turns of meeting {mid}": path for mid, path in turn_paths.items()}, **{
+            f"the notes of meeting {mid}": path for mid, path in notes_paths.items()}}
         for m in ws.meetings:
-            inputs.update({f"the {key} of meeting {m.id}": getattr(m, key) for key in ("reference", "rttm", "audio")})
+            inputs.update({f"the {key} of meeting {m.id}": getattr(m, key)
+                           for key in ("reference", "rttm", "audio", "notes")})
         check_output_file(out, inputs)
     pairs = []
     for meeting in ws.scored_meetings:  # an enrollment-only meeting has no hypothesis and is not scored
@@ -344,12 +385,15 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
             turns = ref
         rttm = turn_paths[meeting.id]
         hyp_turns = _pick(rttm, meeting.id, notes=notes) if rttm.is_file() else None
+        predicted = notes_paths[meeting.id]
         pairs.append(MeetingPair(meeting.id, hyp, ref, turns, meeting.terms, notes=tuple(notes),
-                                 hypothesis_turns=hyp_turns))
+                                 hypothesis_turns=hyp_turns,
+                                 predicted_notes=read_notes(predicted, meeting.id) if predicted.is_file() else None,
+                                 gold_notes=read_gold_notes(meeting.notes, meeting.id) if meeting.notes else None))
     # The run folder is not recorded: scores.json lies in it, and two runs of one recipe into two
     # folders must give the same bytes.
     source = {"workspace": str(ws.root)}
-    return _written(score_meetings(pairs, people, ws.terms, options, source), out)
+    return _written(score_meetings(pairs, people, ws.terms, options, source, vocabulary(ws)), out)
 
 
 def score_files(reference: str | Path, hypothesis: str | Path, session: str | None = None,
@@ -406,34 +450,43 @@ def score_files(reference: str | Path, hypothesis: str | Path, session: str | No
     return _written(score_meetings(pairs, people, None, options, source), out)
 
 
-COLUMNS = {"wer": "WER", "number_recall": "NumRecall", "term_recall": "TermRecall",
-           "speaker_consistency": "SpkConsist", "named_speaker_accuracy": "NamedAcc",
-           "der": "DER", "jer": "JER", "cpwer": "cpWER", "tcpwer": "tcpWER"}
-
-
-def _cell(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def format_table(scores: Mapping[str, Any]) -> str:
-    """A readable table of ``scores``: one row per meeting, the aggregate and its 95% CI."""
+def _table(scores: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
+    """The lines of a table of the metrics ``keys``: one row per meeting, the aggregate and its 95% CI."""
     agg = scores["aggregate"]
-    rows = [[mid] + [_cell(entry[k]["value"]) for k in METRICS] for mid, entry in scores["meetings"].items()]
-    footer = [["aggregate"] + [_cell(agg[k]["value"]) for k in METRICS],
-              ["95% CI"] + ["n/a" if agg[k]["ci_low"] is None else f"{agg[k]['ci_low']:.3f}-{agg[k]['ci_high']:.3f}"
-                           for k in METRICS]]
-    header = ["meeting"] + [COLUMNS[k] for k in METRICS]
+    shown = [METRICS[k] for k in keys]
+    rows = [[mid] + [m.format(entry[m.key]["value"]) for m in shown] for mid, entry in scores["meetings"].items()]
+    footer = [["aggregate"] + [m.format(agg[m.key]["value"]) for m in shown],
+              ["95% CI"] + ["n/a" if agg[m.key]["ci_low"] is None
+                            else f"{m.format(agg[m.key]['ci_low'])}-{m.format(agg[m.key]['ci_high'])}" for m in shown]]
+    header = ["meeting"] + [m.short for m in shown]
     widths = [max(len(r[i]) for r in [header, *rows, *footer]) for i in range(len(header))]
 
     def line(row: list[str]) -> str:
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
 
     rule = "-" * len(line(header))
+    return [line(header), rule, *map(line, rows), rule, *map(line, footer)]
+
+
+def format_table(scores: Mapping[str, Any]) -> str:
+    """A readable table of ``scores``: one row per meeting, the aggregate and its 95% CI; the notes
+    metrics in a second table when any applies; the reasons of the metrics not applicable."""
     s = scores["settings"]
-    out = [line(header), rule, *map(line, rows), rule, *map(line, footer), "",
-           f"DER/JER collar {s['der_collar_s']:g} s on each side of reference boundaries, overlap scored; "
-           f"tcpWER collar {s['tcpwer_collar_s']:g} s.",
+    out = [*_table(scores, TRANSCRIPT_METRICS), "",
+           f"DER/JER collar {s['der_collar_s']:g} s on each side of reference boundaries, overlap scored"
+           + (f", inside the regions of {s['der_uem']}" if s.get("der_uem") else "")
+           + f"; tcpWER collar {s['tcpwer_collar_s']:g} s.",
            f"Aggregate: micro over the meetings where a metric applies (JER: mean); 95% CI from "
            f"{s['bootstrap']['resamples']} bootstrap resamples of meetings (seed {s['bootstrap']['seed']})."]
-    out += [f"n/a {COLUMNS[k]}: {reason}" for k, reason in scores["not_applicable"].items()]
+    out += [f"n/a {METRICS[k].short}: {reason}" for k, reason in scores["not_applicable"].items() if k in TRANSCRIPT_METRICS]
+    shorts: dict[str, list[str]] = {}  # notes metrics n/a, grouped by reason
+    for key, reason in scores["not_applicable"].items():
+        if key in NOTES_METRICS:
+            shorts.setdefault(reason, []).append(METRICS[key].short)
+    if sum(map(len, shorts.values())) < len(NOTES_METRICS):
+        notes = s.get("notes") or {}
+        out += ["", "Meeting notes", *_table(scores, NOTES_METRICS), "",
+                f"Action items matched by {notes.get('similarity')} similarity >= {notes.get('threshold')}; "
+                f"F1 {notes.get('f1')}."]
+    out += [f"n/a {', '.join(keys)}: {reason}" for reason, keys in shorts.items()]
     return "\n".join(out)

@@ -60,6 +60,13 @@ class Segment:
                        speaker_name=speaker_name if speaker_name is not None else self.speaker_name)
 
 
+
+def name_segments(segments: list[Segment], names: dict[str, str | None]) -> list[Segment]:
+    """``segments`` with ``speaker_name`` set from ``names`` (speaker label -> name); labels
+    missing from ``names`` or mapped to None get no name."""
+    return [replace(s, speaker_name=names.get(s.speaker)) for s in segments]
+
+
 @dataclass
 class Transcript:
     """All segments of one meeting (session), sorted by start time.

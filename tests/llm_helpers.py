@@ -1,5 +1,7 @@
-"""Helpers of the LLM corrector tests (test_correct_llm, test_llm_constrained): a transcript with
-spoken jargon, its reference, the fixes, the WER against it, and a local chat completions endpoint."""
+"""Helpers of the LLM tests (test_correct_llm, test_llm_constrained, test_llm_client, test_llm_runs):
+a transcript with spoken jargon, its reference, the fixes, the WER against it, and a local
+stand-in OpenAI-compatible endpoint (also runnable as a server process: ``python llm_helpers.py
+PORT MODEL``, which answers every chat request with ``{}``)."""
 from __future__ import annotations
 
 import json
@@ -53,15 +55,29 @@ def turns_of(request: dict) -> list[str]:
 
 
 class Endpoint:
-    """A local chat completions server answering with ``behaviour(request, call number)``."""
+    """A local chat completions server answering with ``behaviour(request, call number)``;
+    ``GET /v1/models`` lists ``models`` (None: 404, a server that lists none)."""
 
-    def __init__(self, behaviour: Callable[[dict, int], Reply]) -> None:
+    def __init__(self, behaviour: Callable[[dict, int], Reply], models: list[str] | None = None,
+                 port: int = 0) -> None:
         self.behaviour = behaviour
+        self.models = models
         self.calls = 0
         self.auth: list[str | None] = []
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                listed = endpoint.models is not None and self.path.rstrip("/").endswith("/models")
+                text = json.dumps({"object": "list", "data": [{"id": m, "object": "model"}
+                                                              for m in endpoint.models or []]})
+                self.send_response(200 if listed else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(text.encode()) if listed else 0))
+                self.end_headers()
+                if listed:
+                    self.wfile.write(text.encode())
+
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 endpoint.calls += 1
@@ -80,7 +96,7 @@ class Endpoint:
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
@@ -93,3 +109,23 @@ class Endpoint:
 def wer(segments: list[Segment]) -> float:
     results = [word_error_rate(ref, seg.text) for ref, seg in zip(REFERENCE, segments)]
     return sum(r.errors for r in results) / sum(r.reference_words for r in results)
+
+
+def serving(models: list[str], content: str = "{}") -> Callable[[dict, int], Reply]:
+    """A behaviour: ``content`` for a model in ``models`` (reported as the model), else HTTP 404 with
+    the message vLLM gives."""
+    def answer(request: dict, call: int) -> Reply:
+        if request.get("model") not in models:
+            return 404, json.dumps({"object": "error", "type": "NotFoundError", "code": 404,
+                                    "message": f"The model `{request.get('model')}` does not exist."}), 0.0
+        reply = json.loads(completion(content))
+        reply["model"] = request["model"]
+        return 200, json.dumps(reply), 0.0
+    return answer
+
+
+if __name__ == "__main__":  # a stand-in server process: python llm_helpers.py PORT MODEL
+    import sys
+    port, model = int(sys.argv[1]), sys.argv[2]
+    Endpoint(serving([model]), models=[model], port=port)
+    threading.Event().wait()

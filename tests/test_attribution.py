@@ -1,8 +1,8 @@
 """Word attribution: ASR words get the speakers of diarization turns; segments split at changes."""
 from __future__ import annotations
 
-from speechkit.stages.attribute import attribute_words, name_segments
-from speechkit.transcript import Segment, Word
+from speechkit.stages.attribute import attribute_words
+from speechkit.transcript import Segment, Word, name_segments
 
 
 def words(*items: tuple[str, float, float]) -> tuple[Word, ...]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.bench import CONFIGS, JFK, BenchOptions, run_bench
-from speechkit.stages.asr.whisper import pack_clips
+from speechkit.stages.asr.clips import pack_clips
 
 
 def positive(x: object) -> bool:

@@ -77,6 +77,19 @@ def _recipe(env: Env, name: str, body: str) -> Path:
     return env.file(name, body)
 
 
+RECIPE_STAGES = "stages: {vad: {backend: silero}, asr: {backend: whisper, model: tiny.en}, diarize: {}, identify: {}}\n"
+
+
+def _run_recipe(body: str) -> Callable[[Env], list[str]]:
+    """``run`` on a recipe file holding ``body``, with a level and the stages unless ``body`` gives them
+    (issue 26: values that loaded and crashed the run later)."""
+    def argv(env: Env) -> list[str]:
+        text = ("" if body.startswith("level:") else "level: 1\n") + ("" if "stages:" in body else RECIPE_STAGES)
+        return ["run", str(_recipe(env, "bad.yaml", text + body)), "--workspace", str(env.ws),
+                "--out", str(env.root / "r-out")]
+    return argv
+
+
 def _pair(env: Env, *extra: str) -> list[str]:
     return ["score", "--ref", str(env.ws / "m1.ref.json"), "--hyp", str(env.run / "m1.json"), *extra]
 
@@ -297,6 +310,32 @@ CASES = [
     Case("run-address-without-ray", lambda e: _run(e, None, "--address", "head:6379"), "--executor ray"),
     Case("run-recipe-api-key", lambda e: ["run", str(_recipe(e, "k.yaml", API_KEY_STAGE)), "--workspace", str(e.ws),
                                           "--out", str(e.root / "r-out")], "SPEECHKIT_LLM_API_KEY"),
+    Case("run-recipe-nan-threshold", _run_recipe(RECIPE_STAGES.replace("identify: {}", "identify: {threshold: .nan}")),
+         "stages.identify.threshold: expected a finite number"),
+    Case("run-recipe-chunk-huge", _run_recipe(
+        "stages: {vad: {}, asr: {backend: ctc, chunk_s: 1.0e+308}, diarize: {}}\n"),
+         "stages.asr.chunk_s: expected a number in (0, 600], got 1e+308"),
+    Case("run-recipe-cpu-threads-negative", _run_recipe(RECIPE_STAGES.replace("tiny.en", "tiny.en, cpu_threads: -1")),
+         "stages.asr.cpu_threads"),
+    Case("run-recipe-clustering-unknown", _run_recipe(RECIPE_STAGES.replace("diarize: {}", "diarize: {clustering: x}")),
+         "stages.diarize.clustering: expected one of"),
+    Case("run-recipe-context-negative", _run_recipe("context: {hotwords: -3}\n"), "context.hotwords"),
+    Case("run-recipe-context-not-numbers", _run_recipe("context: {prompt_tokens: x, hotwords: [1]}\n"),
+         "context.prompt_tokens: expected an integer"),
+    Case("run-recipe-context-inf", _run_recipe("context: {prompt_tokens: .inf}\n"), "context.prompt_tokens"),
+    Case("run-recipe-context-typo", _run_recipe("context: {hotword: 3}\n"), "did you mean hotwords?"),
+    Case("run-recipe-resources-nan", _run_recipe("resources: {asr: {num_cpus: .nan}}\n"), "resources.asr.num_cpus"),
+    Case("run-recipe-level-true", _run_recipe("level: true\n"), "level: expected 1, 2 or 3, got True"),
+    Case("run-recipe-level-float", _run_recipe("level: 2.0\n"), "level: expected 1, 2 or 3, got 2.0"),
+    Case("run-recipe-nested-deeply", _run_recipe("context: " + "[" * 50000 + "]" * 50000 + "\n"),
+         "values nested too deeply"),
+    Case("run-recipe-duplicate-key", _run_recipe("context: {}\ncontext: {hotwords: 3}\n"), "duplicate key 'context'"),
+    Case("run-recipe-is-a-fifo", lambda e: ["run", str(_fifo(e, "r.yaml")), "--workspace", str(e.ws)],
+         "not a regular file", (pytest.mark.timeout(60),)),
+    Case("run-recipe-dev-zero", lambda e: ["run", "/dev/zero", "--workspace", str(e.ws)], "not a regular file",
+         (pytest.mark.timeout(60),)),
+    Case("transcribe-recipe-nan-vad", lambda e: _transcribe(e, "--recipe", str(_recipe(
+        e, "n.yaml", RECIPE_STAGES.replace("silero}", "silero, threshold: .nan}")))), "stages.vad.threshold"),
     Case("recipe-level-bogus", lambda e: ["recipe", "--level", "5", "--workspace", str(e.ws)], "--level"),
     Case("recipe-workspace-missing", lambda e: ["recipe", "--workspace", str(e.root / "nowhere")],
          "workspace manifest not found"),

@@ -168,12 +168,14 @@ def test_no_server_and_client_errors_are_failures_not_crashes(endpoint, monkeypa
 def test_configuration_comes_from_the_environment(monkeypatch):
     for name in ("SPEECHKIT_LLM_BASE_URL", "OPENAI_BASE_URL", "SPEECHKIT_LLM_MODEL"):
         monkeypatch.delenv(name, raising=False)
-    with pytest.raises(SpeechkitError, match="SPEECHKIT_LLM_BASE_URL"):
-        make_backend("correct", "llm")
+    local = make_backend("correct", "llm").client  # nothing given: the local server, started on first use
+    assert local.endpoint.local and local.model == "smollm2-135m-instruct" and local.server is None
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1/")
+    with pytest.raises(SpeechkitError, match="SPEECHKIT_LLM_MODEL"):  # an endpoint but no model
+        make_backend("correct", "llm")
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     llm = make_backend("correct", "llm", model="m")
-    assert llm.base_url == "http://127.0.0.1:1/v1" and llm.model == "m"
-    assert KEY not in repr(llm) and KEY not in repr(llm.options)
+    assert llm.client.base_url == "http://127.0.0.1:1/v1" and llm.client.model == "m"
+    assert KEY not in repr(llm) and KEY not in repr(llm.options) and KEY not in repr(llm.client.endpoint)
     message = str(pytest.raises(ValueError, LLMCorrector, api_key=KEY).value)
     assert "api_key: an API key never goes in a recipe" in message and KEY not in message

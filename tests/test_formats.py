@@ -77,6 +77,24 @@ def test_ctm_round_trip(tmp_path):
     assert again.words()[0][0].confidence == pytest.approx(0.8)
 
 
+def test_nist_writers_write_one_line_per_turn_or_word(tmp_path):
+    two = [_timed(), Transcript("m 2", [Segment(3.0, 4.25, "p 3", "ok  then")])]
+    expected = {
+        "rttm": "SPEAKER m1 1 0.500 0.900 <NA> <NA> Ada_Byron <NA> <NA>\nSPEAKER m1 1 2.000 0.200 <NA> <NA> p2 <NA> <NA>\n"
+                "SPEAKER m_2 1 3.000 1.250 <NA> <NA> p_3 <NA> <NA>\n",
+        "stm": "m1 1 Ada_Byron 0.500 1.400 hello world\nm1 1 p2 2.000 2.200 yes\nm_2 1 p_3 3.000 4.250 ok then\n",
+        "ctm": "m1 1 0.500 0.400 hello 0.800\nm1 1 1.000 0.400 world 0.600\nm1 1 2.000 0.200 yes 0.900\n",
+    }
+    for fmt, text in expected.items():
+        write_transcripts(tmp_path / f"a.{fmt}", two)
+        assert (tmp_path / f"a.{fmt}").read_text() == text
+        write_transcripts(tmp_path / f"empty.{fmt}", [])
+        assert (tmp_path / f"empty.{fmt}").read_bytes() == b""
+        with pytest.raises(FormatError, match=rf"bad\.{fmt}: cannot write {fmt.upper()}: empty session id"):
+            write_transcripts(tmp_path / f"bad.{fmt}", [_timed(), Transcript(" ", _timed().segments)])
+        assert not (tmp_path / f"bad.{fmt}").exists()
+
+
 def test_dispatch_by_extension(tmp_path):
     for name in ("a.rttm", "a.stm", "a.ctm", "a.json"):
         write_transcripts(tmp_path / name, [_timed()])

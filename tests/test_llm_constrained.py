@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from speechkit.llm.client import LLMClient
 from speechkit.stages import make_backend
 from speechkit.recipe import load_recipe
 from llm_helpers import FIXES, REFERENCE, TURNS, VOCAB, Endpoint, Reply, completion, transcript, wer
@@ -181,7 +182,12 @@ def test_llm_recipes_select_the_constrained_local_corrector(name):
     recipe = load_recipe(name, level=3)
     correct = recipe.stages["correct"]
     assert correct.backend == "llm" and correct.options.mode == "choose"
-    assert correct.options.model == "smollm2-135m-instruct" and correct.options.base_url is None
+    # neither endpoint nor model written: the environment decides, else the packaged local model
+    assert correct.options.model is None and correct.options.base_url is None
+    endpoint = LLMClient(correct.options, environ={}).endpoint
+    assert endpoint.local and endpoint.model == "smollm2-135m-instruct"
+    assert LLMClient(correct.options, environ={"SPEECHKIT_LLM_BASE_URL": "http://h:1/v1",
+                                               "SPEECHKIT_LLM_MODEL": "Q"}).endpoint.model == "Q"
 
 
 def test_judged_asks_only_the_lexicons_judgement_calls(served):

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from speechkit.io.manifest import load_workspace
-from speechkit.llm_server import LocalServer, free_port
+from speechkit.llm.server import LocalServer, free_port
 from speechkit.recipe import load_recipe
 from speechkit.runner import run_workspace
-from speechkit.stages.correct.llm import post_within
+from speechkit.llm.transport import exchange
 
 REPO = Path(__file__).resolve().parents[1]
 SPEECHKIT = [sys.executable, "-m", "speechkit"]
@@ -50,10 +50,10 @@ def chat(base_url: str, model: str, schema: dict) -> dict:
             "messages": [{"role": "user", "content": 'Vocabulary: pacs.008\n1. "we moved the [packs dot '
                           'zero zero eight] mapping" options: "packs dot zero zero eight" | "pacs.008"\n'
                           "Return a JSON object mapping the item number to the chosen option."}]}
-    status, _, _, data = post_within(f"{base_url}/chat/completions", json.dumps(body).encode(),
-                                     {"Content-Type": "application/json"}, 60)
-    assert status == 200, data[:300]
-    return json.loads(json.loads(data)["choices"][0]["message"]["content"])
+    reply = exchange("POST", f"{base_url}/chat/completions", json.dumps(body).encode(),
+                     {"Content-Type": "application/json"}, 60)
+    assert reply.status == 200, reply.body[:300]
+    return json.loads(json.loads(reply.body)["choices"][0]["message"]["content"])
 
 
 def test_the_packaged_model_is_served_with_schema_constrained_answers():
@@ -100,7 +100,7 @@ def test_the_server_dies_with_its_owner(tmp_path):
     owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
         from pathlib import Path
-        from speechkit.llm_server import LocalServer
+        from speechkit.llm.server import LocalServer
         LocalServer("smollm2-135m-instruct", port={port}, log_file=Path({str(tmp_path / "server.log")!r})).start()
         print("up", flush=True)
         time.sleep(120)
@@ -134,6 +134,8 @@ def llm_runs(make_real_workspace, tmp_path_factory):
     ws = load_workspace(make_real_workspace(tmp_path_factory.mktemp("ws")))
     out = tmp_path_factory.mktemp("run")
     recipe = load_recipe("whisper-llm", level=3).with_overrides(device="cpu")
+    # correction only: the LLM notes on the packaged model are test_summarize_local_llm's
+    recipe = replace(recipe, stages={k: v for k, v in recipe.stages.items() if k != "summarize"})
     uncorrected = replace(recipe, stages={k: v for k, v in recipe.stages.items() if k != "correct"})
     return {"uncorrected": run_workspace(uncorrected, ws, out, progress=False),
             "corrected": run_workspace(recipe, ws, out, progress=False)}
@@ -141,6 +143,11 @@ def llm_runs(make_real_workspace, tmp_path_factory):
 
 def test_the_llm_recipe_runs_offline_on_the_packaged_model(llm_runs):
     corrected = llm_runs["corrected"]
+    (called,) = json.loads((corrected.out / "run.json").read_text())["llm"]["endpoints"]
+    assert called["local_model"] == "smollm2-135m-instruct" and called["sources"] == {"base_url": "default",
+                                                                                     "model": "default"}
+    assert called["base_url"].startswith("http://127.0.0.1:") and called["probe"].startswith("ok")
+    assert called["failed"] == 0
     stats = [r.correction for r in corrected.results.values()]
     assert stats and all(s["backend"] == "llm" for s in stats)
     assert all(not s["failures"] and not s["rejected_batches"] for s in stats)  # every answer parsed

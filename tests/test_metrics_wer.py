@@ -7,6 +7,7 @@ import jiwer
 import pytest
 
 from speechkit.io import read_stm, write_seglst
+from speechkit.metrics.catalog import NOTES_METRICS
 from speechkit.metrics.normalize import normalize
 from speechkit.metrics.wer import word_error_rate
 from speechkit.scoring import score_files
@@ -94,7 +95,7 @@ def test_score_files_wer_matches_jiwer(sample, realdata, tmp_path):
     details = scores["meetings"]["sample"]["details"]["wer"]
     assert details["errors"] == details["substitutions"] + details["deletions"] + details["insertions"] > 0
     # STM reference, SegLST hypothesis with names: every metric but the term recalls applies
-    assert set(scores["not_applicable"]) == {"number_recall", "term_recall", "speaker_consistency"}
+    assert set(scores["not_applicable"]) == {"number_recall", "term_recall", "speaker_consistency", *NOTES_METRICS}
     assert scores["aggregate"]["named_speaker_accuracy"]["value"] > 0.5
 
 

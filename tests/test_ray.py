@@ -199,7 +199,7 @@ def test_recipe_resources_are_read_and_validated(tmp_path):
     assert loaded.with_overrides(model="tiny").resources == loaded.resources
     assert load_recipe("l2").resources == {}
     for bad, where in [("resources: {gpu: {num_gpus: 1}}", "resources.gpu"),
-                       ("resources: {asr: {gpus: 1}}", "resources.asr"),
+                       ("resources: {asr: {gpus: 1}}", "resources.asr.gpus"),
                        ("resources: {asr: {num_gpus: -1}}", "resources.asr.num_gpus"),
                        ("resources: {asr: {batch_size: 0}}", "resources.asr.batch_size"),
                        ("resources: {asr: {concurrency: 1.5}}", "resources.asr.concurrency"),

@@ -1,6 +1,8 @@
 """Recipes load and validate; the stage cache reuses results and survives a corrupt entry."""
 from __future__ import annotations
 
+import dataclasses
+import typing
 from pathlib import Path
 
 import pytest
@@ -99,14 +101,167 @@ def test_a_bad_recipe_exits_2_with_one_line_before_any_audio_is_read(tmp_path, c
 @pytest.mark.parametrize("text, pattern", [
     ("level: 4\nstages: {}\n", r"bad\.yaml: level: expected 1, 2 or 3"),
     ("level: 1\nstages: {vad: {}, asr: {}}\n", r"stages\.diarize: missing"),
-    ("level: 1\nstages: {vad: {}, asr: {}, diarize: {}, identify: {}, summarize: {}}\n", r"stages\.summarize: unknown stage"),
+    ("level: 1\nstages: {vad: {}, asr: {}, diarize: {}, identify: {}, translate: {}}\n", r"stages\.translate: unknown stage"),
     ("level: 1\nstagess: {}\n", r"unknown key\(s\) stagess"),
-    ("level: 1\nstages: {vad: {}, asr: {}, diarize: {}, identify: {}}\ncontext: {tokens: 3}\n", r"context: .*tokens"),
+    ("level: 1\nstages: {vad: {}, asr: {}, diarize: {}, identify: {}}\ncontext: {tokens: 3}\n",
+     r"context\.tokens: unknown option \(did you mean prompt_tokens\?\)"),
 ])
 def test_bad_recipes_name_file_and_field(tmp_path, text, pattern):
     (tmp_path / "bad.yaml").write_text(text)
     with pytest.raises(FormatError, match=pattern):
         load_recipe(tmp_path / "bad.yaml")
+
+
+STAGES_OK = "stages: {vad: {}, asr: {}, diarize: {}, identify: {}}\n"
+
+
+# Values that loaded before and crashed (or misbehaved) later: each refused on load, with its path.
+BAD_VALUES = [
+    # the context block
+    ("context: {hotwords: many}", r"context\.hotwords: expected an integer, got 'many'"),
+    ("context: {prompt_tokens: -5}", r"context\.prompt_tokens: expected an integer in \[0, 100000\], got -5"),
+    ("context: {hotwords: -3}", r"context\.hotwords: expected an integer in \[0, 10000\], got -3"),
+    ("context: {prompt_tokens: x}", r"context\.prompt_tokens: expected an integer, got 'x'"),
+    ("context: {hotwords: [1]}", r"context\.hotwords: expected an integer, got \[1\]"),
+    ("context: {prompt_tokens: .inf}", r"context\.prompt_tokens: expected an integer, got inf"),
+    ("context: {prior_min_confidence: .nan}", r"context\.prior_min_confidence: expected a finite number, got nan"),
+    ("context: {rare_zipf: 1.0e+400}", r"context\.rare_zipf: expected a finite number, got inf"),
+    ("context: {hotword: 3}", r"context\.hotword: unknown option \(did you mean hotwords\?\)"),
+    ("context: [hotwords]", r"context: expected a mapping of option names to values, got \['hotwords'\]"),
+    # resources
+    ("resources: {asr: {num_gpus: .nan}}", r"resources\.asr\.num_gpus: expected a finite number"),
+    ("resources: {asr: {gpus: 1}}", r"resources\.asr\.gpus: unknown option \(did you mean num_gpus\?\)"),
+    ("resources: {asr: {batch_size: 1.0e+308}}", r"resources\.asr\.batch_size: expected an integer, got 1e\+308"),
+    ("resources: {asr: {concurrency: 0}}", r"resources\.asr\.concurrency: expected an integer in \[1, 100000\]"),
+    ("resources: {asr: 4}", r"resources\.asr: expected a mapping of option names to values, got 4"),
+    # numbers out of range, not finite, or huge
+    ("stages: {vad: {}, asr: {backend: ctc, chunk_s: 1.0e+308}, diarize: {}}",
+     r"stages\.asr\.chunk_s: expected a number in \(0, 600\], got 1e\+308"),
+    ("stages: {vad: {}, asr: {backend: ctc, chunk_s: 1e308}, diarize: {}}",  # YAML reads 1e308 as text
+     r"stages\.asr\.chunk_s: expected a number, got '1e308'"),
+    ("stages: {vad: {}, asr: {backend: whisper, cpu_threads: -1}, diarize: {}}",
+     r"stages\.asr\.cpu_threads: expected an integer in \[0, 1024\], got -1"),
+    ("stages: {vad: {}, asr: {backend: whisper, seed: 100000000000000000000000}, diarize: {}}",
+     r"stages\.asr\.seed: expected an integer in \[0, 9223372036854775808\)"),
+    ("stages: {vad: {}, asr: {backend: whisper, temperatures: [0.0, .nan]}, diarize: {}}",
+     r"stages\.asr\.temperatures\[1\]: expected a finite number"),
+    ("stages: {vad: {threshold: .nan}, asr: {}, diarize: {}}", r"stages\.vad\.threshold: expected a finite number"),
+    ("stages: {vad: {chunk_s: .inf}, asr: {}, diarize: {}}", r"stages\.vad\.chunk_s: expected a finite number"),
+    ("stages: {vad: {}, asr: {}, diarize: {threshold: .nan}}", r"stages\.diarize\.threshold: expected a finite number"),
+    ("stages: {vad: {}, asr: {}, diarize: {}, identify: {threshold: .nan}}",
+     r"stages\.identify\.threshold: expected a finite number"),
+    ("stages: {vad: {}, asr: {}, diarize: {}, identify: {prior_threshold: 1.5}}",
+     r"stages\.identify\.prior_threshold: expected a number in \[-1, 1\], got 1\.5"),
+    ("stages: {vad: {}, asr: {}, diarize: {}, correct: {backend: lexicon, lm_order: 7}}",
+     r"stages\.correct\.lm_order: expected an integer in \[2, 5\], got 7"),
+    ("stages: {vad: {}, asr: {}, diarize: {}, correct: {backend: lexicon, guards: {max_drop_fraction: -0.1}}}",
+     r"stages\.correct\.guards\.max_drop_fraction: expected a number in \[0, 1\]"),
+    # choices (Literal fields)
+    ("stages: {vad: {}, asr: {}, diarize: {clustering: silhoutte}}",
+     r"stages\.diarize\.clustering: expected one of silhouette, nme-sc, threshold, got 'silhoutte' "
+     r"\(did you mean silhouette\?\)"),
+    ("stages: {vad: {}, asr: {}, diarize: {}, identify: {normalization: znorm}}",
+     r"stages\.identify\.normalization: expected one of snorm, none, got 'znorm'"),
+    ("stages: {vad: {}, asr: {backend: ctc, compute_type: float64}, diarize: {}}",
+     r"stages\.asr\.compute_type: expected one of default, float32, float16, bfloat16, got 'float64'"),
+    ("stages: {vad: {}, asr: {backend: whisper, compute_type: int4}, diarize: {}}",
+     r"stages\.asr\.compute_type: expected one of int8, .*, got 'int4'"),
+    ("stages: {vad: {}, asr: {}, diarize: {}, correct: {backend: llm, mode: chose}}",
+     r"stages\.correct\.mode: expected one of rewrite, choose, got 'chose' \(did you mean choose\?\)"),
+    # the level, the device, the YAML itself
+    ("level: true", r"level: expected 1, 2 or 3, got True"),
+    ("level: 2.0", r"level: expected 1, 2 or 3, got 2\.0"),
+    ("level: '2'", r"level: expected 1, 2 or 3, got '2'"),
+    ("device: [cuda]", r"device: expected a string"),
+    ("stages: " + "[" * 20000 + "]" * 20000, r"invalid YAML: values nested too deeply"),
+    ("context: {hotwords: 3, hotwords: 4}", r"invalid YAML: duplicate key 'hotwords'"),
+]
+
+
+@pytest.mark.parametrize("text, pattern", BAD_VALUES)
+def test_bad_values_are_refused_on_load_with_the_path_of_the_key(tmp_path, text, pattern):
+    """Each case replaces one top-level key of a valid recipe."""
+    key = text.split(":", 1)[0]
+    base = {"stages": STAGES_OK, "level": "level: 1\n"}
+    body = "".join(line for k, line in base.items() if k != key) + text + "\n"
+    (tmp_path / "bad.yaml").write_text(body)
+    with pytest.raises(RecipeError, match=rf"bad\.yaml(:\d+)?: {pattern}"):
+        load_recipe(tmp_path / "bad.yaml")
+
+
+def _option_classes() -> set[type]:
+    """Every option dataclass a recipe can reach: each backend's, nested ones, context and resources."""
+    from speechkit.recipe import ContextBudget, StageResources
+    from speechkit.stages import STAGES, backend_class, stage_module
+    from speechkit.stages.diarize.embedders import EMBEDDERS, embedder_class
+    from speechkit.stages.options import StageOptions
+
+    found = {ContextBudget, StageResources} | {embedder_class(name).Options for name in EMBEDDERS}
+    found |= {backend_class(stage, b).Options for stage in STAGES for b in stage_module(stage).BACKENDS}
+    todo = list(found)
+    while todo:
+        for hint in typing.get_type_hints(todo.pop()).values():
+            if isinstance(hint, type) and issubclass(hint, StageOptions) and hint not in found:
+                found.add(hint)
+                todo.append(hint)
+    return found
+
+
+def _numeric(hint) -> bool:
+    args = typing.get_args(hint)
+    return hint in (int, float) or any(_numeric(a) for a in args if a is not type(None))
+
+
+def test_every_number_option_has_bounds_and_every_default_is_valid():
+    from speechkit.stages.options import Bounds
+
+    classes = _option_classes()
+    assert len(classes) >= 15
+    unbounded = [f"{cls.__name__}.{f.name}" for cls in classes for f in dataclasses.fields(cls)
+                 if _numeric(typing.get_type_hints(cls)[f.name]) and not isinstance(f.metadata.get("bounds"), Bounds)]
+    assert unbounded == []
+    for cls in classes:
+        assert cls.from_dict({}) == cls()  # defaults pass every check
+
+
+def test_options_built_in_python_are_checked_too():
+    from speechkit.stages.diarize.embedding import DiarizerOptions
+    from speechkit.stages.options import OptionError
+    from speechkit.stages.vad import VadOptions
+
+    with pytest.raises(OptionError, match=r"^threshold: expected a finite number, got nan$"):
+        VadOptions(threshold=float("nan"))
+    with pytest.raises(OptionError, match=r"^clustering: expected one of silhouette, nme-sc, threshold"):
+        DiarizerOptions(clustering="kmeans")
+    assert VadOptions(threshold=1).threshold == 1.0 and isinstance(VadOptions(threshold=1).threshold, float)
+    with pytest.raises(OptionError, match=r"options\.smoothing: expected an integer in \[1, 1001\], got 0"):
+        DiarizerOptions().with_overrides(smoothing=0)
+
+
+@pytest.mark.parametrize("text, where", [
+    ("stages: {vad: {}, asr: {}, diarize: {}, identify: {threshold: .nan}}\n", "stages.identify.threshold"),
+    ("stages: {vad: {}, asr: {backend: ctc, chunk_s: 1.0e+308}, diarize: {}}\n", "stages.asr.chunk_s"),
+    (STAGES_OK + "context: {prompt_tokens: x, hotwords: [1]}\n", "context.prompt_tokens"),
+    (STAGES_OK + "context: {hotwords: -3}\n", "context.hotwords"),
+    ("stages: " + "[" * 20000 + "]" * 20000 + "\n", "invalid YAML"),
+])
+def test_a_recipe_value_that_would_crash_later_exits_2_with_one_line(tmp_path, capsys, text, where):
+    from speechkit.cli import main
+    (tmp_path / "r.yaml").write_text(text)
+    code = main(["run", str(tmp_path / "r.yaml"), "--level", "1", "--workspace", str(REPO / "workspaces" / "demo"),
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip().count("\n") == 0 and f"r.yaml: {where}: " in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_fixed_level_must_be_the_integer_1_2_or_3():
+    recipe = load_recipe("whisper")
+    assert recipe.at_level(2).level == 2
+    for bad in (True, 2.0, "2", 0):
+        with pytest.raises(ValueError, match="level must be 1, 2 or 3"):
+            recipe.at_level(bad)
 
 
 def test_unknown_recipe_lists_shipped_ones():

@@ -46,7 +46,7 @@ def test_offline_ctc_recipe_exits_2_naming_the_fetch_command(workspace, tmp_path
     assert result.returncode == 2 and "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if "error:" in line and not line.startswith("make")]
     assert len(errors) == 1, result.stderr
-    assert errors[0].startswith("speechkit recipe: error: model wav2vec2-base-960h: not on this machine")
+    assert "models not on this machine: wav2vec2-base-960h (stages.asr.model)" in errors[0]  # preflight
     assert "`speechkit models fetch wav2vec2-base-960h`" in errors[0]
 
 
@@ -65,7 +65,7 @@ def test_shipped_ctc_recipes_run_end_to_end_on_a_model_where_the_registry_looks(
         assert run["recipe"]["stages"]["asr"]["model"] == "wav2vec2-base-960h"
         assert json.loads((out / "scores.json").read_text())["aggregate"]["wer"]["value"] > 0
     assert run["recipe"]["stages"]["correct"]["backend"] == "llm"
-    assert all(stats["backend"] == "llm" and not stats["failures"] for stats in run["correction"].values())
+    assert all(stats["backend"] == "llm" and not stats["failures"] for stats in run["stages"]["correct"].values())
 
 
 @pytest.mark.parametrize("name", RECIPES)

@@ -29,6 +29,7 @@ from speechkit.io.manifest import load_workspace
 from speechkit.metrics.wer import word_error_rate
 from speechkit.recipe import load_recipe
 from speechkit.runner import run_workspace
+from speechkit.metrics.catalog import NOTES_METRICS, TRANSCRIPT_METRICS
 from speechkit.scoring import METRICS
 
 pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs the ffmpeg binary")
@@ -183,11 +184,12 @@ def test_silent_meeting_is_scored_with_defined_metrics(clips, tmp_path, capsys):
         "terms": {"numbers": ["20"], "jargon": ["Kubernetes"]}}))
     result = run_workspace(load_recipe("l1"), load_workspace(ws), tmp_path / "run", progress=False)
     assert result.results["m1"].transcript.segments == []
-    values = {k: v["value"] for k, v in result.scores["meetings"]["m1"].items() if k != "details"}
+    values = {k: v["value"] for k, v in result.scores["meetings"]["m1"].items() if k in TRANSCRIPT_METRICS}
     assert values == {"wer": 1.0, "number_recall": 0.0, "term_recall": 0.0, "named_speaker_accuracy": 0.0,
                       "der": 1.0, "jer": 1.0, "cpwer": 1.0, "tcpwer": 1.0, "speaker_consistency": None}
-    assert result.scores["not_applicable"] == {
+    assert {k: v for k, v in result.scores["not_applicable"].items() if k in TRANSCRIPT_METRICS} == {
         "speaker_consistency": "no person of this meeting speaks in another scored meeting"}
+    assert all("no gold notes" in result.scores["not_applicable"][k] for k in NOTES_METRICS)
     assert set(result.scores["aggregate"]) == set(METRICS)
     saved = json.loads((tmp_path / "run" / "scores.json").read_text())  # strict JSON: no NaN/Infinity
     assert saved["aggregate"]["wer"]["value"] == 1.0

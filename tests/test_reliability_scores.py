@@ -19,14 +19,15 @@ from speechkit.errors import FormatError, ManifestError, SpeechkitError
 from speechkit.io import read_rttm, read_seglst, read_stm, write_rttm, write_seglst, write_stm
 from speechkit.io.manifest import load_workspace
 from speechkit.metrics.bootstrap import MAX_RESAMPLES, Ratio, bootstrap
-from speechkit.scoring import METRICS, ScoreOptions, score_files, score_workspace
+from speechkit.metrics.catalog import TRANSCRIPT_METRICS
+from speechkit.scoring import ScoreOptions, score_files, score_workspace
 from speechkit.transcript import Transcript
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "workspaces" / "demo"
 PERFECT = {"wer": 0.0, "number_recall": 1.0, "term_recall": 1.0, "speaker_consistency": 1.0,
            "named_speaker_accuracy": 1.0, "der": 0.0, "jer": 0.0, "cpwer": 0.0, "tcpwer": 0.0}
-assert set(PERFECT) == set(METRICS)
+assert set(PERFECT) == set(TRANSCRIPT_METRICS)  # the notes metrics: tests/test_notes_scores.py
 
 
 # 5. A perfect hypothesis scores exactly 1 (and 0 error) on every metric.

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from speechkit.compare import Run, compare
 from speechkit.io.stm import read_stm, write_stm
 from speechkit.recipe import load_recipe
 from speechkit.report import write_comparison, write_report
@@ -55,7 +56,7 @@ def test_report_html_renders_its_plots_in_chromium(scores, tmp_path):
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is installed by `make setup`")
 def test_comparison_renders_one_bar_series_per_level(scores, tmp_path):
-    write_comparison(tmp_path, {"L1": scores, "L3": scores})
+    write_comparison(tmp_path, compare([Run(level, tmp_path / level.lower(), scores) for level in ("L1", "L3")]))
     assert "| WER |" in (tmp_path / "comparison.md").read_text()
     image = _screenshot(tmp_path / "comparison.html", tmp_path / "shot.png")
     assert _pixels_of(image, BAR_COLOURS[0]) > 300 and _pixels_of(image, BAR_COLOURS[1]) > 300

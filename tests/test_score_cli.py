@@ -10,6 +10,7 @@ import pytest
 
 from speechkit.cli import main
 from speechkit.io import write_ctm, write_seglst
+from speechkit.metrics.catalog import NOTES_METRICS
 from speechkit.metrics.normalize import normalize
 from speechkit.transcript import Segment, Transcript, Word
 
@@ -74,14 +75,15 @@ def test_workspace_scores(workspace, capsys):
     scores = json.loads((run / "scores.json").read_text(encoding="utf-8"))
 
     keys = {"wer", "number_recall", "term_recall", "speaker_consistency", "named_speaker_accuracy",
-            "der", "jer", "cpwer", "tcpwer"}
+            "der", "jer", "cpwer", "tcpwer", *NOTES_METRICS}
     assert scores["schema"] == "speechkit.scores/1"
     assert set(scores["aggregate"]) == keys
     assert all(set(v) == {"value", "ci_low", "ci_high"} for v in scores["aggregate"].values())
     assert list(scores["meetings"]) == ["m1", "m2"]
     assert set(scores["meetings"]["m1"]) == keys | {"details"}
     assert scores["settings"]["der_collar_s"] == 0.25 and scores["settings"]["tcpwer_collar_s"] == 5.0
-    assert scores["not_applicable"] == {}
+    assert scores["not_applicable"] == {k: "no gold notes for this meeting (a workspace's meetings/<id>/notes.json)"
+                                        for k in NOTES_METRICS}  # the workspace has no gold notes
     agg, m1, m2 = scores["aggregate"], scores["meetings"]["m1"], scores["meetings"]["m2"]
 
     # WER: m1 has one substitution (pacs.008 -> packs) and one insertion (008) in 12 words; m2 is exact
@@ -113,7 +115,7 @@ def test_workspace_scores(workspace, capsys):
 
     # the table: a row per meeting, the aggregate and its CI, the collar
     lines = out.splitlines()
-    assert lines[0].split()[:3] == ["meeting", "WER", "NumRecall"]
+    assert lines[0].split()[:4] == ["meeting", "WER", "cpWER", "tcpWER"]
     assert any(line.startswith("m1 ") and "0.167" in line for line in lines)
     assert any(line.startswith("aggregate") for line in lines)
     assert any(line.startswith("95% CI") for line in lines)

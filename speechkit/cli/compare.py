@@ -19,12 +19,12 @@ examples:
 
 
 def _metrics(text: str) -> tuple[str, ...]:
-    from speechkit.compare import METRICS
+    from speechkit.metrics.catalog import TABLE_ORDER
     names = tuple(m.strip() for m in text.split(",") if m.strip())
-    unknown = [m for m in names if m not in METRICS]
+    unknown = [m for m in names if m not in TABLE_ORDER]
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"unknown metric {', '.join(unknown) or '(none)'}; "
-                                         f"expected some of {', '.join(METRICS)}")
+                                         f"expected some of {', '.join(TABLE_ORDER)}")
     return names
 
 
@@ -46,16 +46,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from speechkit.compare import METRICS, CompareError, compare, load_run, markdown
+    from speechkit.compare import CompareError, compare, load_run
+    from speechkit.metrics.catalog import TABLE_ORDER
+    from speechkit.report import comparison_markdown, write_comparison
 
     if len(args.runs) < 2:
         raise CompareError(args.runs[0], "give at least two runs to compare")
-    metrics = args.metrics or METRICS
+    metrics = args.metrics or TABLE_ORDER
     comparison = compare([load_run(path) for path in args.runs], metrics, args.resamples, args.seed)
-    print(markdown(comparison, args.per_meeting), end="")
+    print(comparison_markdown(comparison, args.per_meeting), end="")
     if args.out:
         from speechkit.io.atomic import check_output_folder
-        from speechkit.report import write_comparison
         check_output_folder(args.out)
         args.out.mkdir(parents=True, exist_ok=True)
         write_comparison(args.out, comparison, title="speechkit compare", per_meeting=args.per_meeting)

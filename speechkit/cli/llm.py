@@ -10,8 +10,9 @@ examples:
   speechkit llm serve qwen2.5-1.5b-instruct --gpu-layers -1 --port 8081
   speechkit llm serve ./model.Q4_K_M.gguf --for 600
 
-Recipes reach it with `correct: {backend: llm, base_url: http://127.0.0.1:8080/v1, model: NAME}`;
-a recipe that names only a local `model` starts its own server for the run (docs/llm.md).
+Recipes reach it with `correct: {backend: llm, base_url: http://127.0.0.1:8080/v1, model: NAME}`
+(or SPEECHKIT_LLM_BASE_URL and SPEECHKIT_LLM_MODEL); with no endpoint given, an LLM stage starts
+its own server for the run (docs/llm.md). A port where another server listens is refused.
 """
 
 
@@ -50,7 +51,7 @@ def _port(text: str) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from speechkit.llm_server import DEFAULT_MODEL, LocalServer, ServerOptions
+    from speechkit.llm.server import DEFAULT_MODEL, LocalServer, ServerOptions
 
     try:
         options = ServerOptions(n_ctx=args.n_ctx, n_threads=args.threads, n_gpu_layers=args.gpu_layers)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from speechkit.cli.run import add_run_options
+from speechkit.cli.run import add_run_options, cache_dir
 
 DEFAULT_WORKSPACE = Path(__file__).resolve().parents[2] / "workspaces" / "demo"
 
@@ -13,41 +13,54 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recipe", help="run the shipped recipe for a context level (what `make recipe` calls)",
                        description="Run the shipped recipe of an ASR backend family at context level L "
                                    "(1, 2, 3 or all) on a workspace. With --level all, runs L1-L3 into "
-                                   "OUT/l1, OUT/l2, OUT/l3 and writes OUT/comparison.md and .html.")
+                                   "OUT/l1, OUT/l2, OUT/l3, which share one stage cache (see --cache-dir), and writes "
+                                   "OUT/comparison.md and .html.")
     p.add_argument("--level", "-L", default="3", choices=("1", "2", "3", "all"), help="context level (default 3)")
     p.add_argument("--asr", default="whisper", metavar="RECIPE",
                    help="the shipped recipe (backend family) to run: whisper (default), ctc, ... "
                         "(the files in speechkit/recipes)")
     p.add_argument("--workspace", "-w", type=Path, default=DEFAULT_WORKSPACE,
                    help="workspace folder (default: the demo workspace shipped in workspaces/demo)")
+    p.add_argument("--show-options", action="store_true",
+                   help="print every stage backend's options (type, default, bounds, doc) and exit")
     add_run_options(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from speechkit.compare import Run, compare
     from speechkit.executors import Job, make_executor
     from speechkit.io.manifest import load_workspace
-    from speechkit.recipe import load_recipe
+    from speechkit.llm.run import with_failure_policy
+    from speechkit.preflight import check_models
+    from speechkit.recipe import load_recipe, parse_settings
     from speechkit.report import print_summary, write_comparison
     from speechkit.runner import default_out
 
+    if args.show_options:
+        from speechkit.stages.reference import options_reference
+        print(options_reference(), end="")
+        return 0
+    settings = parse_settings(args.settings)
     ws = load_workspace(args.workspace)
     executor = make_executor(args.executor, args.address)
     levels = (1, 2, 3) if args.level == "all" else (int(args.level),)
     base = args.out
     runs = {}
     for level in levels:
-        recipe = load_recipe(args.asr, level=level).with_overrides(model=args.model, device=args.device)
+        recipe = with_failure_policy(load_recipe(args.asr, level=level).with_overrides(
+            model=args.model, device=args.device).with_settings(settings), args.llm_failures)
         if args.executor == "local":  # a Ray cluster's workers may have the GPU this machine lacks
+            check_models(recipe)  # every model is here: fail before torch loads or audio is read
             from speechkit.devices import resolve_device
             resolve_device(recipe.device)
         out = (base or Path("runs") / f"{args.asr}-{ws.name}") / f"l{level}" if args.level == "all" else base
-        [result] = executor.run(recipe, [Job(ws, out or default_out(recipe, ws))])
+        [result] = executor.run(recipe, [Job(ws, out or default_out(recipe, ws), cache_dir(args))])
         print(f"== {recipe.name} ({result.out})")
         print_summary(result.scores)
         runs[f"L{level}"] = result
     if args.level == "all":
         root = base or Path("runs") / f"{args.asr}-{ws.name}"
-        write_comparison(root, {level: r.scores for level, r in runs.items()})
+        write_comparison(root, compare([Run(level, root / level.lower(), r.scores) for level, r in runs.items()]))
         print(f"wrote {root}/comparison.md and comparison.html")
     return 0

@@ -22,8 +22,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """The options shared by `run` and `recipe`: output folder, model and device overrides, executor."""
     p.add_argument("--out", "-o", type=Path, help="run folder (default runs/<recipe>-<workspace>)")
+    p.add_argument("--cache-dir", type=Path,
+                   help="stage cache folder, which runs may share (default: OUT/cache, shared by the levels "
+                        "of --level all; runs/cache for runs in the default folders)")
     p.add_argument("--model", help="override the ASR model of the recipe (registry name or path)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override the recipe's device")
+    add_set_option(p)
+    p.add_argument("--llm-failures", choices=("fail", "allow"),
+                   help="LLM stages: fail the run when the endpoint or model is unavailable or requests fail "
+                        "(fail, the recipes' default), or go on and state the failed share in the report (allow)")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="where stages run: this process (local, the default) or a Ray cluster (ray; "
                         "needs speechkit[ray], see docs/ray.md)")
@@ -31,20 +38,42 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                                      "default: $RAY_ADDRESS, else a Ray instance on this machine)")
 
 
+def add_set_option(p: argparse.ArgumentParser) -> None:
+    """``--set KEY=VALUE``, repeatable: a recipe option (shared by `run`, `recipe` and `transcribe`)."""
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+                   help="set a recipe option, checked as the recipe file's are (repeatable): asr.language=de, "
+                        "diarize.max_speakers=3, context.hotwords=10; VALUE is read as YAML; "
+                        "`speechkit recipe --show-options` lists every option")
+
+
+def cache_dir(args: argparse.Namespace) -> Path:
+    """The stage cache of a run: ``--cache-dir``; else the cache in the folder the user named
+    (``--out``); else the one that every run under the default ``runs/`` shares."""
+    from speechkit.runner import RUNS
+    if args.cache_dir is not None:
+        return args.cache_dir
+    return args.out / "cache" if args.out is not None else RUNS / "cache"
+
+
 def run(args: argparse.Namespace) -> int:
     from speechkit.executors import Job, make_executor
     from speechkit.io.manifest import load_workspace
-    from speechkit.recipe import load_recipe
+    from speechkit.llm.run import with_failure_policy
+    from speechkit.preflight import check_models
+    from speechkit.recipe import load_recipe, parse_settings
     from speechkit.report import print_summary
     from speechkit.runner import default_out
 
     recipe = load_recipe(args.recipe, level=args.level).with_overrides(model=args.model, device=args.device)
+    recipe = recipe.with_settings(parse_settings(args.settings))
+    recipe = with_failure_policy(recipe, args.llm_failures)
     ws = load_workspace(args.workspace)
     executor = make_executor(args.executor, args.address)
     if args.executor == "local":  # a Ray cluster's workers may have the GPU this machine lacks
+        check_models(recipe)  # every model is here: fail before torch loads or audio is read
         from speechkit.devices import resolve_device
         resolve_device(recipe.device)
-    [result] = executor.run(recipe, [Job(ws, args.out or default_out(recipe, ws))])
+    [result] = executor.run(recipe, [Job(ws, args.out or default_out(recipe, ws), cache_dir(args))])
     print_summary(result.scores)
     print(f"wrote {result.out}/ (scores.json, report.md, report.html, run.json, transcripts/)")
     return 0

@@ -19,8 +19,11 @@ modes:
       as n/a. Writes scores.json only with --out.
 
 metrics (docs/scores-schema.md): WER, number recall, technical-term recall, cross-meeting
-speaker-identity consistency, named-speaker accuracy, DER, JER, cpWER, tcpWER; aggregates are
-micro over meetings with 95% bootstrap CIs over meetings.
+speaker-identity consistency, named-speaker accuracy, DER, JER, cpWER, tcpWER; and the meeting
+notes (notes/<meeting_id>.json beside a run's transcripts/ folder, else in RUN_DIR/notes) against the
+workspace's gold notes: assignee accuracy, action-item precision/recall/F1, decision recall,
+summary fact recall, entity precision and number recall; aggregates are micro over meetings with
+95% bootstrap CIs over meetings.
 """
 
 
@@ -81,6 +84,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "not written in single pair mode unless given)")
     p.add_argument("--collar", metavar="S", type=_collar, default=COLLAR,
                    help=f"DER/JER collar in seconds on EACH side of reference boundaries (default {COLLAR})")
+    p.add_argument("--uem", metavar="FILE", type=Path,
+                   help="NIST UEM file (<file> <channel> <start> <end> per line): DER/JER score only inside "
+                        "each meeting's regions (default: from its first to its last turn); every scored "
+                        "meeting must be listed")
     p.add_argument("--tcp-collar", metavar="S", type=_collar, default=TCP_COLLAR,
                    help=f"tcpWER collar in seconds (default {TCP_COLLAR:g})")
     add_bootstrap_options(p)
@@ -91,7 +98,10 @@ def run(args: argparse.Namespace) -> int:
     """Score, print the table to stdout and write scores.json."""
     from speechkit.scoring import ScoreOptions, format_table, score_files, score_workspace
 
-    options = ScoreOptions(collar=args.collar, tcp_collar=args.tcp_collar, resamples=args.resamples, seed=args.seed)
+    from speechkit.io.uem import read_uem
+
+    options = ScoreOptions(collar=args.collar, tcp_collar=args.tcp_collar, resamples=args.resamples, seed=args.seed,
+                           uem=read_uem(args.uem) if args.uem is not None else None)
     workspace_mode = args.workspace is not None or args.run is not None
     pair_mode = args.ref is not None or args.hyp is not None
     if workspace_mode == pair_mode:

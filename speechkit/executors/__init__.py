@@ -1,7 +1,8 @@
 """Executors: where a recipe runs over workspaces, each into its run folder.
 
 Every executor writes the same run folder (see :mod:`speechkit.runner`) with the same stage
-code and the same stage cache, so a run started by one executor is resumed by any other::
+code and the same stage cache (the job's ``cache``, shared between jobs where they name one
+folder), so a run started by one executor is resumed by any other::
 
     from speechkit.executors import Job, make_executor
 
@@ -13,24 +14,16 @@ code and the same stage cache, so a run started by one executor is resumed by an
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol, Sequence
 
 from speechkit.errors import SpeechkitError
+from speechkit.executors.job import Job
 from speechkit.recipe import Recipe
 from speechkit.runner import RunResult
-from speechkit.workspace import Workspace
+
+__all__ = ["EXECUTORS", "Executor", "Job", "LocalExecutor", "make_executor"]
 
 EXECUTORS = ("local", "ray")
-
-
-@dataclass(frozen=True)
-class Job:
-    """One workspace to run and the run folder it goes to."""
-
-    workspace: Workspace
-    out: Path
 
 
 class Executor(Protocol):
@@ -52,7 +45,8 @@ class LocalExecutor:
         from speechkit.runner import run_workspace
 
         cascade = Cascade(recipe)
-        return [run_workspace(recipe, job.workspace, job.out, cascade=cascade, progress=progress) for job in jobs]
+        return [run_workspace(recipe, job.workspace, job.out, cascade=cascade, progress=progress,
+                              cache_dir=job.cache_dir) for job in jobs]
 
 
 def make_executor(name: str = "local", address: str | None = None) -> Executor:

@@ -6,9 +6,9 @@ stage's model once and keeps it for every meeting it is handed:
 1. The stages that need no context, over every meeting of every workspace: VAD, then
    diarization, then ASR where its context is known without earlier outputs (every meeting at
    level 1, a workspace's first meeting at levels 2 and 3). Each stage is one ``map_batches``
-   with its own workers (:class:`StageWorker`) and resources; a stage's results go into the run
-   folder's stage cache (``OUT/cache/<stage>/<key>.json``, written atomically), the same entries
-   the local executor reads and writes. Stages run one after the other, each over the whole
+   with its own workers (:class:`StageWorker`) and resources; a stage's results go into the
+   job's stage cache (``OUT/cache/<stage>/<key>.json`` unless the job names a shared one,
+   written atomically), the same entries the local executor reads and writes. Stages run one after the other, each over the whole
    cluster, so a small cluster never waits on workers that cannot all start at once.
 2. One row per workspace, ``map_batches(WorkspaceWorker, batch_size=1)``: a worker runs
    :func:`speechkit.runner.run_meetings` for a workspace, its meetings in calendar order with
@@ -34,15 +34,19 @@ from typing import Any, Sequence
 import numpy as np
 
 from speechkit.cache import StageCache
-from speechkit.context import MeetingContext, build_context
+from speechkit.context import build_context
 from speechkit.errors import SpeechkitError
-from speechkit.executors import Job
-from speechkit.recipe import Recipe, StageResources
+from speechkit.executors.job import Job
+from speechkit.io.atomic import check_output_folder, remove_leftovers
 from speechkit.io.lock import run_folder_lock
-from speechkit.runner import RunResult, remove_leftovers
+from speechkit.meeting_context import MeetingContext
+from speechkit.recipe import Recipe, StageResources
+from speechkit.runner import RunResult
 
 #: Phase-1 stages, in the order they run (VAD is the input of the other two).
 CONTEXT_FREE = ("vad", "diarize", "asr")
+
+
 class StageWorker:
     """Phase 1: one context-free stage for a batch of (job, meeting) rows, into the stage cache."""
 
@@ -60,7 +64,7 @@ class StageWorker:
             if self.stage == "asr":  # only rows whose ASR context needs no earlier meeting come here
                 full = build_context(job.workspace, meeting, self.recipe.level, [], self.recipe.context)
                 context = MeetingContext(biasing=full.biasing)
-            cache = StageCache(job.out / "cache")
+            cache = StageCache(job.cache_dir)
             record = self.cascade.record(meeting.audio, context, cache, session_id=meeting.id)
             for stage in dict.fromkeys(("vad", self.stage)):  # the stage reads the VAD's regions
                 self.cascade.run_stage(stage, record)
@@ -83,7 +87,7 @@ class WorkspaceWorker:
         results = []
         for index, phase1 in zip(batch["job"], batch["phase1"]):
             job = self.jobs[int(index)]
-            cache = StageCache(job.out / "cache")
+            cache = StageCache(job.cache_dir)
             meetings = run_meetings(self.recipe, job.workspace, job.out, self.cascade, cache, progress=False)
             _merge_phase1(cache, meetings, json.loads(phase1))
             result = finish_run(self.recipe, job.workspace, job.out, meetings, time.time() - self.started,
@@ -145,7 +149,10 @@ class RayExecutor:
             ray.init(address=self.address)
         ray.data.DataContext.get_current().enable_progress_bars = progress
         started = time.time()
-        jobs = [replace(job, out=Path(job.out).resolve()) for job in jobs]
+        jobs = [replace(job, out=Path(job.out).resolve(), cache=job.cache_dir.resolve()) for job in jobs]
+        for job in jobs:
+            check_output_folder(job.out)
+            check_output_folder(job.cache_dir)
         with ExitStack() as locks:  # one run per folder at a time, as with the local executor
             for job in jobs:
                 locks.enter_context(run_folder_lock(job.out))

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import Iterator
 
 from speechkit.errors import FormatError
 from speechkit.io._lines import fmt_time, parse_time, read_lines
-from speechkit.io.atomic import write_text
 from speechkit.io.names import session_token
+from speechkit.io.nist import write_lines
 from speechkit.transcript import Segment, Transcript, Word
 
 CTM_SPEAKER = "<unknown>"
@@ -41,25 +42,14 @@ def read_ctm(path: str | Path) -> dict[str, Transcript]:
     return {sid: Transcript(sid, segs, has_speakers=False) for sid, segs in out.items()}
 
 
-def format_ctm(transcripts: list[Transcript]) -> str:
-    """CTM text for every timed word of ``transcripts``."""
-    lines = []
-    for t in transcripts:
-        session = session_token(t.session_id)
-        for w, _ in t.words():
-            if w.start is None or w.end is None or not w.text.strip():
-                continue
-            line = f"{session} 1 {fmt_time(w.start)} {fmt_time(w.end - w.start)} {session_token(w.text)}"
-            if w.confidence is not None:
-                line += f" {w.confidence:.3f}"
-            lines.append(line)
-    return "\n".join(lines) + ("\n" if lines else "")
+def _ctm_lines(session: str, t: Transcript) -> Iterator[str]:
+    for w, _ in t.words():
+        if w.start is None or w.end is None or not w.text.strip():
+            continue
+        line = f"{session} 1 {fmt_time(w.start)} {fmt_time(w.end - w.start)} {session_token(w.text)}"
+        yield line if w.confidence is None else f"{line} {w.confidence:.3f}"
 
 
 def write_ctm(path: str | Path, transcripts: list[Transcript]) -> None:
-    """Write ``transcripts`` as CTM, atomically."""
-    try:
-        text = format_ctm(transcripts)
-    except ValueError as exc:
-        raise FormatError(path, f"cannot write CTM: {exc}") from None
-    write_text(path, text)
+    """Write every timed word of ``transcripts`` as CTM, atomically."""
+    write_lines(path, "CTM", transcripts, _ctm_lines)

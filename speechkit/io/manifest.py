@@ -4,16 +4,18 @@ The format is documented in docs/workspace-format.md. Every problem is reported 
 :class:`~speechkit.errors.ManifestError` naming the manifest file, the field (for example
 ``meetings[2].audio``) and what is wrong; values quoted in messages are cut short.
 
-The YAML is read strictly: a key given twice in one mapping is an error (not a silent last
-wins), aliases may not expand the document beyond :data:`MAX_NODES` nodes (an alias bomb is
-refused before it is built), ids and the workspace name must be safe identifiers
-(:mod:`speechkit.io.names`), and a term must be a string: an unquoted ``8:30``, ``1.50`` or
-``010`` (which YAML reads as the numbers 510, 1.5 and 8) is an error asking to quote it. Other
-text fields given as plain numbers keep their spelling in the file (``id: 010`` is ``"010"``).
+The YAML is read strictly (:mod:`speechkit.io.yamlfile`): a key given twice in one mapping is an
+error (not a silent last wins), aliases may not expand the document beyond a million nodes (an
+alias bomb is refused before it is built), values may not nest too deeply, ids and the workspace
+name must be safe identifiers (:mod:`speechkit.io.names`), and a term must be a string: an
+unquoted ``8:30``, ``1.50`` or ``010`` (which YAML reads as the numbers 510, 1.5 and 8) is an
+error asking to quote it. Other text fields given as plain numbers keep their spelling in the
+file (``id: 010`` is ``"010"``).
 """
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,8 @@ import yaml
 from speechkit.errors import ManifestError, brief
 from speechkit.io.atomic import write_text
 from speechkit.io.names import id_problem
+from speechkit.io.yamlfile import parse_yaml
+from speechkit.io.notes import default_notes_path, read_gold_notes
 from speechkit.workspace import ARTIFACT_KINDS, Artifact, Meeting, Person, TermSet, Workspace
 
 MANIFEST_NAME = "workspace.yaml"
@@ -29,66 +33,9 @@ FORMAT_VERSION = "speechkit-workspace/1"
 TOP_KEYS = {"format", "name", "people", "terms", "meetings", "artifacts", "metadata"}
 PERSON_KEYS = {"id", "name", "nicknames", "role", "enrollment", "enrollments"}
 MEETING_KEYS = {"id", "date", "title", "kind", "audio", "reference", "rttm", "canonical", "attendees", "terms",
-                "enrollment_only"}
+                "enrollment_only", "notes"}
 ARTIFACT_KEYS = {"id", "kind", "path", "date", "meeting", "title"}
-MAX_NODES = 1_000_000  # YAML nodes of the manifest with every alias expanded
 _STR_TAG = "tag:yaml.org,2002:str"
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a key given twice in one mapping."""
-
-    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict:
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue  # merged keys may be overridden: that is what << is for
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    first = seen.get(key)
-                except TypeError:
-                    continue  # an unhashable key: the base class reports it
-                if first is not None:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {brief(key)} (first given on line {first + 1})",
-                        key_node.start_mark)
-                seen[key] = key_node.start_mark.line
-        return super().construct_mapping(node, deep=deep)
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [n for pair in node.value for n in pair]
-    return []
-
-
-def _check_expansion(node: yaml.Node, manifest: Path) -> None:
-    """Refuse a document whose aliases expand it beyond MAX_NODES nodes, or refer to themselves."""
-    sizes: dict[int, int] = {}
-    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
-    active: set[int] = set()
-    while stack:
-        current, done = stack.pop()
-        key = id(current)
-        if done:
-            active.discard(key)
-            sizes[key] = min(MAX_NODES + 1, 1 + sum(sizes[id(c)] for c in _children(current)))
-            if sizes[key] > MAX_NODES:
-                line = current.start_mark.line + 1
-                raise ManifestError(manifest, f"aliases expand the document beyond {MAX_NODES:,} values "
-                                              f"(an alias bomb?); write the values out", line=line)
-            continue
-        if key in sizes:
-            continue
-        if key in active:
-            raise ManifestError(manifest, "an alias refers to the value that contains it (recursive alias)",
-                                line=current.start_mark.line + 1)
-        active.add(key)
-        stack.append((current, True))
-        stack.extend((c, False) for c in _children(current) if id(c) not in sizes)
 
 
 def _plain_sources(node: yaml.Node, where: str = "", out: dict | None = None) -> dict[str, tuple[str, int]]:
@@ -115,25 +62,12 @@ def _read_yaml(manifest: Path) -> tuple[Any, dict[str, tuple[str, int]]]:
     """The manifest's data, and the spelling of its unquoted non-string scalars (see _plain_sources)."""
     try:
         text = manifest.read_text(encoding="utf-8")
-        loader = _StrictLoader(text)
-        try:
-            node = loader.get_single_node()
-            if node is None:
-                return None, {}
-            _check_expansion(node, manifest)
-            return loader.construct_document(node), _plain_sources(node)
-        finally:
-            loader.dispose()
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ManifestError(manifest, f"invalid YAML: {getattr(exc, 'problem', None) or brief(str(exc))}",
-                            line=mark.line + 1 if mark else None) from None
     except UnicodeDecodeError:
         raise ManifestError(manifest, "not UTF-8 text") from None
     except OSError as exc:
         raise ManifestError(manifest, f"cannot read: {exc.strerror or type(exc).__name__}") from None
-    except RecursionError:
-        raise ManifestError(manifest, "invalid YAML: values nested too deeply") from None
+    data, node = parse_yaml(text, manifest, ManifestError)
+    return data, _plain_sources(node) if node is not None else {}
 
 
 def _cut(text: str, limit: int = 40) -> str:
@@ -262,6 +196,17 @@ def _has_zone(day: dt.date | dt.datetime) -> bool:
     return isinstance(day, dt.datetime) and day.utcoffset() is not None
 
 
+def _with_notes(meeting: Meeting, c: _Checker, field: str, names: dict[str, str]) -> Meeting:
+    """The meeting with its gold notes file, validated: the one the manifest names, else
+    ``meetings/<id>/notes.json`` when that file exists (docs/workspace-format.md)."""
+    path = meeting.notes
+    if path is None and (c.root / default_notes_path(meeting.id)).is_file():
+        path = c.path(default_notes_path(meeting.id), field)
+    if path is not None:
+        read_gold_notes(path, meeting.id, names)
+    return replace(meeting, notes=path)
+
+
 def load_workspace(path: str | Path) -> Workspace:
     """Load and validate a workspace from its folder or its manifest file."""
     path = Path(path)
@@ -307,7 +252,7 @@ def load_workspace(path: str | Path) -> Workspace:
             if pid not in person_ids:
                 raise c.fail(f"{f}.attendees[{j}]", f"unknown person id {brief(pid)}")
         optional = {key: c.path(obj[key], f"{f}.{key}") if obj.get(key) is not None else None
-                    for key in ("reference", "rttm", "canonical")}
+                    for key in ("reference", "rttm", "canonical", "notes")}
         enrollment_only = obj.get("enrollment_only", False)
         if not isinstance(enrollment_only, bool):
             raise c.fail(f"{f}.enrollment_only", f"expected true or false, got {brief(enrollment_only)}")
@@ -318,6 +263,8 @@ def load_workspace(path: str | Path) -> Workspace:
             terms=c.terms(obj["terms"], f"{f}.terms") if obj.get("terms") is not None else None,
             enrollment_only=enrollment_only, **optional))
     c.unique([m.id for m in meetings], "meetings")
+    names = {p.id: p.name for p in people}
+    meetings = [_with_notes(m, c, f"meetings[{i}].notes", names) for i, m in enumerate(meetings)]
     if all(m.enrollment_only for m in meetings):
         raise c.fail("meetings", "every meeting is enrollment_only; at least one must be left to run and score")
     for i, m in enumerate(meetings):
@@ -389,6 +336,8 @@ def manifest_dict(ws: Workspace) -> dict:
         for key in ("reference", "rttm", "canonical"):
             if getattr(m, key) is not None:
                 d[key] = _rel(getattr(m, key), root)
+        if m.notes is not None and _rel(m.notes, root) != default_notes_path(m.id):
+            d["notes"] = _rel(m.notes, root)
         if m.attendees:
             d["attendees"] = list(m.attendees)
         if m.terms is not None:

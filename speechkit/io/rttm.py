@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import Iterator
 
 from speechkit.errors import FormatError
 from speechkit.io._lines import fmt_time, parse_time, read_lines
-from speechkit.io.atomic import write_text
 from speechkit.io.names import session_token
+from speechkit.io.nist import write_lines
 from speechkit.transcript import Segment, Transcript
 
 
@@ -36,22 +37,12 @@ def read_rttm(path: str | Path) -> dict[str, Transcript]:
     return {sid: Transcript(sid, segs, has_words=False) for sid, segs in turns.items()}
 
 
-def format_rttm(transcripts: list[Transcript]) -> str:
-    """RTTM text for the speaker turns of ``transcripts``."""
-    lines = []
-    for t in transcripts:
-        session = session_token(t.session_id)
-        for s in t.segments:
-            speaker = session_token(s.speaker_name or s.speaker)
-            lines.append(f"SPEAKER {session} 1 {fmt_time(s.start)} {fmt_time(s.duration)} "
-                         f"<NA> <NA> {speaker} <NA> <NA>")
-    return "\n".join(lines) + ("\n" if lines else "")
+def _rttm_lines(session: str, t: Transcript) -> Iterator[str]:
+    for s in t.segments:
+        speaker = session_token(s.speaker_name or s.speaker)
+        yield f"SPEAKER {session} 1 {fmt_time(s.start)} {fmt_time(s.duration)} <NA> <NA> {speaker} <NA> <NA>"
 
 
 def write_rttm(path: str | Path, transcripts: list[Transcript]) -> None:
-    """Write ``transcripts`` as RTTM, atomically. Named speakers are written by name."""
-    try:
-        text = format_rttm(transcripts)
-    except ValueError as exc:
-        raise FormatError(path, f"cannot write RTTM: {exc}") from None
-    write_text(path, text)
+    """Write the speaker turns of ``transcripts`` as RTTM, atomically. Named speakers are written by name."""
+    write_lines(path, "RTTM", transcripts, _rttm_lines)

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
+from typing import Iterator
 
 from speechkit.errors import FormatError
 from speechkit.io._lines import fmt_time, parse_time, read_lines
-from speechkit.io.atomic import write_text
 from speechkit.io.names import session_token
+from speechkit.io.nist import write_lines
 from speechkit.transcript import Segment, Transcript, Word
 
 
 def read_stm(path: str | Path) -> dict[str, Transcript]:
     """Read an STM file into one transcript per file id (words without times)."""
     segments: dict[str, list[Segment]] = defaultdict(list)
+    vocabulary: dict[str, Word] = {}  # one Word per spelling: words without times are equal values
     for line, fields in read_lines(path, comment=";;"):
         if len(fields) < 5:
             raise FormatError(path, f"expected at least 5 fields (file channel speaker begin end), "
@@ -41,7 +43,8 @@ def read_stm(path: str | Path) -> dict[str, Transcript]:
         if words == ["ignore_time_segment_in_scoring"]:
             continue
         segments[fields[0]].append(Segment(start=begin, end=end, speaker=fields[2], text=" ".join(words),
-                                           words=tuple(Word(w) for w in words)))
+                                           words=tuple(vocabulary.get(w) or vocabulary.setdefault(w, Word(w))
+                                                       for w in words)))
     return {sid: Transcript(sid, segs) for sid, segs in segments.items()}
 
 
@@ -53,22 +56,13 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def format_stm(transcripts: list[Transcript]) -> str:
-    """STM text for ``transcripts``; named speakers are written by name; whitespace in ids and names as ``_``."""
-    lines = []
-    for t in transcripts:
-        session = session_token(t.session_id)
-        for s in t.segments:
-            speaker = session_token(s.speaker_name or s.speaker)
-            text = " ".join(s.text.split())
-            lines.append(f"{session} 1 {speaker} {fmt_time(s.start)} {fmt_time(s.end)} {text}".rstrip())
-    return "\n".join(lines) + ("\n" if lines else "")
+def _stm_lines(session: str, t: Transcript) -> Iterator[str]:
+    for s in t.segments:
+        speaker = session_token(s.speaker_name or s.speaker)
+        yield f"{session} 1 {speaker} {fmt_time(s.start)} {fmt_time(s.end)} {' '.join(s.text.split())}".rstrip()
 
 
 def write_stm(path: str | Path, transcripts: list[Transcript]) -> None:
-    """Write ``transcripts`` as STM, atomically."""
-    try:
-        text = format_stm(transcripts)
-    except ValueError as exc:
-        raise FormatError(path, f"cannot write STM: {exc}") from None
-    write_text(path, text)
+    """Write ``transcripts`` as STM, atomically; named speakers are written by name; whitespace in
+    ids and names as ``_``."""
+    write_lines(path, "STM", transcripts, _stm_lines)

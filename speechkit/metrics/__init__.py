@@ -1,5 +1,7 @@
 """Scoring metrics, one module per concept; docs/scores-schema.md defines each one.
 
+- :mod:`~speechkit.metrics.catalog`: the metric catalogue (labels, direction, n/a reasons, formats)
+  that scoring, comparisons and reports read.
 - :mod:`~speechkit.metrics.normalize`: the shared Whisper English text normaliser.
 - :mod:`~speechkit.metrics.wer`: WER with substitutions, deletions, insertions and aligned pairs.
 - :mod:`~speechkit.metrics.terms`: number recall and technical-term recall.

@@ -2,16 +2,17 @@
 
 ASR segments come without speakers (or with one per segment); diarization turns come without
 words. :func:`attribute_words` gives every word the speaker of the turn it overlaps most in time
-and splits ASR segments where the speaker changes; :func:`name_segments` then sets the names that
-identification found.
+and splits ASR segments where the speaker changes; :func:`speechkit.transcript.name_segments` then
+sets the names that identification found.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from speechkit.stages import BackendStage, StageSpec
+from speechkit.stages import BackendStage, Stage, StageSpec
 from speechkit.stages.options import StageOptions
 from speechkit.stages.record import MeetingRecord
 from speechkit.transcript import Segment, Word
@@ -90,12 +91,6 @@ def _regroup(seg: Segment, owner: list[int], turns: list[Segment]) -> list[Segme
     return out
 
 
-def name_segments(segments: list[Segment], names: dict[str, str | None]) -> list[Segment]:
-    """``segments`` with ``speaker_name`` set from ``names`` (speaker label -> name); labels
-    missing from ``names`` or mapped to None get no name."""
-    return [replace(s, speaker_name=names.get(s.speaker)) for s in segments]
-
-
 @dataclass(frozen=True)
 class AttributeOptions(StageOptions):
     """The attribution stage has no options: each word goes to the turn it overlaps most."""
@@ -117,15 +112,16 @@ BACKENDS = {"overlap": "speechkit.stages.attribute:WordAttributor"}
 DEFAULT_BACKEND = "overlap"
 
 
-def build(spec: StageSpec, device: str = "auto") -> AttributeStage:
+def build(spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> AttributeStage:
     """The attribution stage for a recipe's ``stages.attribute``."""
-    return AttributeStage(spec, device)
+    return AttributeStage(spec, device, reads)
 
 
 class AttributeStage(BackendStage[list[Segment]]):
     """The ASR words re-cut into segments carrying the diarization's speaker labels."""
 
     name = "attribute"
+    reads = ("asr", "diarize")
 
     def run(self, record: MeetingRecord) -> list[Segment]:
-        return self.backend(record.result("asr"), record.result("diarize").turns)
+        return self.backend(record.recognition, record.diarization.turns)

@@ -1,16 +1,28 @@
-"""Stage options: documented dataclasses built from recipe mappings that reject unknown keys.
+"""Option dataclasses: documented, built from recipe mappings, every value checked.
 
 Every stage backend declares its options as a frozen dataclass deriving from
-:class:`StageOptions`, each attribute documented in the class docstring. A recipe's mapping for
-a stage becomes such a dataclass through :meth:`StageOptions.from_dict`, which refuses a key the
-dataclass does not have (with the nearest known key as a hint), a value of the wrong type, and a
-value the dataclass's own ``__post_init__`` checks refuse. Each problem is an
-:class:`OptionError` naming the option's dotted path; the recipe loader adds the file.
+:class:`StageOptions`, each attribute documented in the class docstring (a recipe's ``context``
+and ``resources`` blocks are such dataclasses too). A recipe's mapping becomes one through
+:meth:`StageOptions.from_dict`, which refuses a key the dataclass does not have (with the nearest
+known key as a hint); every value, whether given in a recipe or in Python, is then checked against
+its field:
+
+- its type (``int``, ``float``, ``str``, ``bool``, ``X | None``, ``tuple[float, ...]``, nested
+  options);
+- ``Literal[...]`` fields take one of their choices (``mode: Literal["rewrite", "choose"]``);
+- numbers are finite, and a field declared with :func:`bounded` lies in its range
+  (``chunk_s: float = bounded(30.0, gt=0, le=600)``; for a list, each item does).
+
+A subclass's own ``__post_init__`` checks only what relates several fields, after calling
+``super().__post_init__()``. Each problem is an :class:`OptionError` naming the option's dotted
+path; the recipe loader adds the file.
 """
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
+import math
 import os
 import types
 import typing
@@ -32,8 +44,47 @@ class OptionError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
+class Bounds:
+    """The range a number option must lie in: ``ge``/``gt`` below, ``le``/``lt`` above (None: no limit)."""
+
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+
+    def __contains__(self, value: float) -> bool:
+        return ((self.ge is None or value >= self.ge) and (self.gt is None or value > self.gt)
+                and (self.le is None or value <= self.le) and (self.lt is None or value < self.lt))
+
+    def __str__(self) -> str:
+        below = ("[", self.ge) if self.ge is not None else ("(", self.gt) if self.gt is not None else None
+        above = ("]", self.le) if self.le is not None else (")", self.lt) if self.lt is not None else None
+        if below and above:
+            return f"in {below[0]}{_number(below[1])}, {_number(above[1])}{above[0]}"
+        if below:
+            return f"{'>=' if below[0] == '[' else '>'} {_number(below[1])}"
+        return f"{'<=' if above[0] == ']' else '<'} {_number(above[1])}" if above else "any"
+
+
+def bounded(default: Any, *, ge: float | None = None, gt: float | None = None, le: float | None = None,
+            lt: float | None = None) -> Any:
+    """A dataclass field with ``default`` whose value (each item, for a list) must lie in the range given."""
+    return dataclasses.field(default=default, metadata={"bounds": Bounds(ge=ge, gt=gt, le=le, lt=lt)})
+
+
+@dataclasses.dataclass(frozen=True)
 class StageOptions:
-    """Base class of every stage backend's options (no options of its own)."""
+    """Base class of every option dataclass (a stage backend's, the recipe's context and resources)."""
+
+    def __post_init__(self) -> None:
+        """Check every field (type, choices, finite and bounded numbers); convert ints to floats etc."""
+        hints = _hints(type(self))
+        for f in dataclasses.fields(self):
+            if f.init:
+                value = getattr(self, f.name)
+                checked = _check(value, hints[f.name], f.name, f.metadata.get("bounds"))
+                if checked is not value:
+                    object.__setattr__(self, f.name, checked)
 
     @classmethod
     def from_dict(cls: type[T], data: Mapping[str, Any] | None, where: str = "options") -> T:
@@ -41,16 +92,17 @@ class StageOptions:
 
         ``where`` is the dotted path of ``data`` in the recipe (``stages.vad``), used in errors.
         """
-        data = dict(data or {})
-        if not isinstance(data, dict):
-            raise OptionError(where, "expected a mapping of option names to values")
+        if data is None:
+            data = {}
+        if not isinstance(data, Mapping):
+            raise OptionError(where, f"expected a mapping of option names to values, got {brief(data, 60)}")
         known = {f.name: f for f in dataclasses.fields(cls) if f.init}
-        hints = typing.get_type_hints(cls)
+        hints = _hints(cls)
         values = {}
         for key, value in data.items():
             if key not in known:
                 raise OptionError(f"{where}.{key}", _unknown(str(key), known))
-            values[key] = _check(value, hints[key], f"{where}.{key}")
+            values[key] = _check(value, hints[key], f"{where}.{key}", known[key].metadata.get("bounds"))
         try:
             return cls(**values)
         except OptionError:
@@ -70,6 +122,15 @@ class StageOptions:
         return _plain(dataclasses.asdict(self))
 
 
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _number(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def _unknown(key: str, known: Mapping[str, Any]) -> str:
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
     if close:
@@ -77,8 +138,24 @@ def _unknown(key: str, known: Mapping[str, Any]) -> str:
     return f"unknown option; known: {', '.join(sorted(known)) or 'none'}"
 
 
-def _check(value: Any, hint: Any, where: str) -> Any:
-    """``value`` checked against a type hint; nested option mappings become their dataclass."""
+def _in_bounds(value: float, bounds: Bounds | None, kind: str, where: str) -> None:
+    if bounds is not None and value not in bounds:
+        raise OptionError(where, f"expected {kind} {bounds}, got {brief(value, 60)}")
+
+
+def _choice(value: Any, choices: tuple[Any, ...], where: str) -> Any:
+    """``value`` if it is one of ``choices`` (of the same type: ``true`` is not ``1``)."""
+    if any(type(value) is type(choice) and value == choice for choice in choices):
+        return value
+    problem = f"expected one of {', '.join(map(str, choices))}, got {brief(value, 60)}"
+    if isinstance(value, str):
+        close = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.6)
+        problem += f" (did you mean {close[0]}?)" if close else ""
+    raise OptionError(where, problem)
+
+
+def _check(value: Any, hint: Any, where: str, bounds: Bounds | None = None) -> Any:
+    """``value`` checked against a type hint and ``bounds``; nested option mappings become their dataclass."""
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         args = typing.get_args(hint)
@@ -87,10 +164,12 @@ def _check(value: Any, hint: Any, where: str) -> Any:
         problems = []
         for arg in (a for a in args if a is not type(None)):
             try:
-                return _check(value, arg, where)
+                return _check(value, arg, where, bounds)
             except OptionError as exc:
                 problems.append(exc.problem)
-        raise OptionError(where, problems[0] if problems else f"bad value {value!r}")
+        raise OptionError(where, problems[0] if problems else f"bad value {brief(value, 60)}")
+    if origin is typing.Literal:
+        return _choice(value, typing.get_args(hint), where)
     if isinstance(hint, type) and issubclass(hint, StageOptions):
         if isinstance(value, hint):
             return value
@@ -106,11 +185,19 @@ def _check(value: Any, hint: Any, where: str) -> Any:
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise OptionError(where, f"expected an integer, got {brief(value, 60)}")
+        _in_bounds(value, bounds, "an integer", where)
         return value
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise OptionError(where, f"expected a number, got {brief(value, 60)}")
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond the largest float
+            number = math.inf
+        if not math.isfinite(number):
+            raise OptionError(where, f"expected a finite number, got {brief(value, 60)}")
+        _in_bounds(number, bounds, "a number", where)
+        return number
     if hint is str:
         if isinstance(value, os.PathLike):  # a folder or file given from Python
             return os.fspath(value)
@@ -121,12 +208,12 @@ def _check(value: Any, hint: Any, where: str) -> Any:
         if isinstance(value, str) or not isinstance(value, (list, tuple)):
             raise OptionError(where, f"expected a list, got {brief(value, 60)}")
         (item,) = typing.get_args(hint)[:1] or (typing.Any,)
-        checked = [_check(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
-        return tuple(checked) if origin is tuple else checked
+        checked = [_check(v, item, f"{where}[{i}]", bounds) for i, v in enumerate(value)]
+        return value if type(value) is origin and all(c is v for c, v in zip(checked, value)) else origin(checked)
     if origin is dict or hint is dict:
         if not isinstance(value, Mapping):
             raise OptionError(where, f"expected a mapping, got {brief(value, 60)}")
-        return dict(value)
+        return value if type(value) is dict else dict(value)
     return value
 
 

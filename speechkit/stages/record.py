@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from speechkit.cache import StageCache, digest, file_digest
-from speechkit.transcript import Transcript
+from speechkit.transcript import Segment, Transcript, name_segments
 
 if TYPE_CHECKING:
-    from speechkit.context import MeetingContext
+    from speechkit.meeting_context import MeetingContext
+    from speechkit.stages.asr import Recognition
     from speechkit.stages.correct import Correction
     from speechkit.stages.diarize import Diarization
+    from speechkit.stages.summarize import MeetingNotes
     from speechkit.stages.vad import Speech
-    from speechkit.transcript import Segment
 
 
 @dataclass
@@ -26,15 +27,14 @@ class MeetingRecord:
 
     Inputs: ``audio`` (any format :mod:`speechkit.stages.audio` reads), ``channel`` (None: the
     mono mix), ``session_id`` (the transcript's session), ``context`` (what the context level
-    allows, :class:`speechkit.context.MeetingContext`), ``num_speakers`` (when known),
+    allows, :class:`speechkit.meeting_context.MeetingContext`), ``num_speakers`` (when known),
     ``cache`` (stage results on disk).
 
-    Results, one attribute per stage, filled in cascade order: ``vad`` (speech regions and the
-    recording's level), ``asr`` (segments with timed words, no speakers), ``diarize``
-    (speaker turns and a centroid per speaker), ``attribute`` (the words re-cut by speaker),
-    ``identify`` (diarization label -> name, None where unnamed), ``correct`` (the corrected
-    transcript and what the corrector did). ``keys`` holds the cache key of each result so far,
-    which later stages build their keys on; ``timings`` the seconds spent per stage.
+    ``results``: each stage's result by stage name, filled in cascade order (read them with
+    :meth:`result` or the typed accessors: :attr:`speech`, :attr:`recognition`,
+    :attr:`diarization`, :attr:`attributed`, :attr:`names`, :attr:`correction`, :attr:`notes`). ``keys``: the
+    key of each result so far, which later stages build their keys on; ``timings``: the
+    seconds spent per stage.
     """
 
     audio: Path
@@ -44,13 +44,8 @@ class MeetingRecord:
     num_speakers: int | None = None
     cache: StageCache = field(default_factory=lambda: StageCache(None))
     timings: dict[str, float] = field(default_factory=dict)
-    keys: dict[str, str | None] = field(default_factory=dict)
-    vad: Speech | None = None
-    asr: list[Segment] | None = None
-    diarize: Diarization | None = None
-    attribute: list[Segment] | None = None
-    identify: dict[str, str | None] | None = None
-    correct: Correction | None = None
+    keys: dict[str, str] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.audio = Path(self.audio)
@@ -61,28 +56,60 @@ class MeetingRecord:
         """The identity of the input signal: the file's content hash and the channel."""
         return digest(file_digest(self.audio), self.channel)
 
+    def result(self, stage: str) -> Any:
+        """The result of an earlier stage; raises if that stage has not run on this record."""
+        if stage not in self.results:
+            raise RuntimeError(f"stage {stage!r} has not run on {self.audio}")
+        return self.results[stage]
+
+    @property
+    def speech(self) -> Speech:
+        """The VAD's speech regions and level."""
+        return self.result("vad")
+
+    @property
+    def recognition(self) -> Recognition:
+        """The ASR's segments (timed words, no speakers) and its decoding statistics."""
+        return self.result("asr")
+
+    @property
+    def diarization(self) -> Diarization:
+        """The diarization's speaker turns and centroids."""
+        return self.result("diarize")
+
+    @property
+    def attributed(self) -> list[Segment]:
+        """The ASR words re-cut into segments carrying the diarization's speaker labels."""
+        return self.result("attribute")
+
+    @property
+    def names(self) -> dict[str, str | None]:
+        """Diarization label -> the name identification gave (None: unnamed); empty before it runs."""
+        return self.results.get("identify") or {}
+
+    @property
+    def correction(self) -> Correction | None:
+        """The correction stage's result (None: the recipe corrects nothing)."""
+        return self.results.get("correct")
+
+    @property
+    def notes(self) -> MeetingNotes | None:
+        """The summarize stage's result: the meeting's notes (None: the recipe takes none)."""
+        return self.results.get("summarize")
+
     def named_transcript(self) -> Transcript:
         """The attributed segments with the names identification gave (before correction)."""
-        from speechkit.stages.attribute import name_segments
-        return Transcript(self.session_id, name_segments(self.result("attribute"), self.identify or {}))
+        return Transcript(self.session_id, name_segments(self.attributed, self.names))
 
     def named_turns(self) -> Transcript:
         """The diarization's speaker turns (who spoke when, no words), each carrying the name
         identification gave its speaker: what the meeting's RTTM holds."""
-        from speechkit.stages.attribute import name_segments
-        return Transcript(self.session_id, name_segments(self.result("diarize").turns, self.identify or {}),
-                          has_words=False)
+        return Transcript(self.session_id, name_segments(self.diarization.turns, self.names), has_words=False)
 
     def transcript(self) -> Transcript:
         """The meeting's final transcript: corrected when the correction stage ran."""
-        return self.correct.transcript if self.correct is not None else self.named_transcript()
-
-    def result(self, stage: str) -> Any:
-        """The result of an earlier stage; raises if that stage has not run on this record."""
-        value = getattr(self, stage)
-        if value is None:
-            raise RuntimeError(f"stage {stage!r} has not run on {self.audio}")
-        return value
+        correction = self.correction
+        return correction.transcript if correction is not None else self.named_transcript()
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:

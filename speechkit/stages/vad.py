@@ -21,17 +21,17 @@ get it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from speechkit import registry
-from speechkit.cache import digest
 from speechkit.devices import resolve_device
-from speechkit.stages import BackendStage, StageSpec, model_identity
+from speechkit.stages import BackendStage, Stage, StageSpec
 from speechkit.stages.audio import SAMPLE_RATE, iter_audio_chunks
-from speechkit.stages.options import StageOptions
+from speechkit.stages.options import StageOptions, bounded
 from speechkit.stages.record import MeetingRecord
 
 log = logging.getLogger(__name__)
@@ -55,20 +55,12 @@ class VadOptions(StageOptions):
     reads and scores at a time (a whole number of Silero's 32 ms frames keeps chunks aligned).
     """
 
-    threshold: float = 0.5
-    hysteresis: float = 0.15
-    min_speech_s: float = 0.25
-    min_silence_s: float = 1.0
-    pad_s: float = 0.2
-    chunk_s: float = 60.0
-
-    def __post_init__(self) -> None:
-        if not 0.0 < self.threshold <= 1.0:
-            raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
-        if not 0.0 <= self.hysteresis < 1.0:
-            raise ValueError(f"hysteresis must be in [0, 1), got {self.hysteresis}")
-        if min(self.min_speech_s, self.min_silence_s, self.pad_s) < 0 or self.chunk_s < 1.0:
-            raise ValueError("durations must be >= 0 and chunk_s >= 1")
+    threshold: float = bounded(0.5, gt=0.0, le=1.0)
+    hysteresis: float = bounded(0.15, ge=0.0, lt=1.0)
+    min_speech_s: float = bounded(0.25, ge=0.0, le=3600.0)
+    min_silence_s: float = bounded(1.0, ge=0.0, le=3600.0)
+    pad_s: float = bounded(0.2, ge=0.0, le=60.0)
+    chunk_s: float = bounded(60.0, ge=1.0, le=3600.0)
 
 
 @dataclass(frozen=True)
@@ -92,7 +84,7 @@ class PyannoteVadOptions(VadOptions):
     """pyannote segmentation: ``model`` (registry name or folder), ``batch_size`` (windows per batch)."""
 
     model: str = "pyannote-segmentation-3.0"
-    batch_size: int = 32
+    batch_size: int = bounded(32, ge=1, le=4096)
 
 
 @dataclass
@@ -102,6 +94,13 @@ class Speech:
 
     regions: list[tuple[float, float]]
     level_dbfs: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"regions": [list(r) for r in self.regions], "level_dbfs": self.level_dbfs}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Speech:
+        return cls([(float(s), float(e)) for s, e in data["regions"]], data["level_dbfs"])
 
 
 class Vad(Protocol):
@@ -256,20 +255,18 @@ class PyannoteVad(_FrameVad):
         return np.nan_to_num(scores.data[:, 0]), float(scores.sliding_window.step)
 
 
-def build(spec: StageSpec, device: str = "auto") -> VadStage:
+def build(spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> VadStage:
     """The VAD stage for a recipe's ``stages.vad``."""
-    return VadStage(spec, device)
+    return VadStage(spec, device, reads)
 
 
 class VadStage(BackendStage[Speech]):
     """Speech regions of a recording, read in ``chunk_s`` chunks (see the module docstring)."""
 
     name = "vad"
-
-    def cache_key(self, record: MeetingRecord) -> str:
-        # The tag keeps entries of an older format from being read back.
-        return digest(record.audio_key, self.spec.as_dict(), model_identity(self.spec.options),
-                      "regions+level")
+    reads_audio = True
+    stored = True
+    result_type = Speech
 
     def run(self, record: MeetingRecord) -> Speech:
         options = self.spec.options
@@ -290,12 +287,6 @@ class VadStage(BackendStage[Speech]):
         duration = samples / SAMPLE_RATE
         frames = _on_grid(probs, offsets, step, duration)
         return Speech(regions_from_probabilities(frames, step, options, duration), level)
-
-    def encode(self, result: Speech) -> dict:
-        return {"regions": [list(r) for r in result.regions], "level_dbfs": result.level_dbfs}
-
-    def decode(self, data: dict) -> Speech:
-        return Speech([(float(s), float(e)) for s, e in data["regions"]], data["level_dbfs"])
 
 
 def _on_grid(probs: list[np.ndarray], offsets: list[float], step: float, duration: float) -> np.ndarray:

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -22,7 +22,9 @@ from speechkit import registry
 from speechkit.devices import resolve_device
 from speechkit.errors import ModelNotAvailableError
 from speechkit.lm import arpa_unigrams, cached_arpa, load_lm, normalize_text
+from speechkit.stages.asr import Recognition
 from speechkit.stages.asr.biasing import AsrOptions, Biasing
+from speechkit.stages.options import bounded
 from speechkit.transcript import Segment, Word
 
 if TYPE_CHECKING:
@@ -32,7 +34,6 @@ from speechkit.stages.audio import SAMPLE_RATE
 
 #: A CTC model that speechkit knows works with this backend (English, characters, 16 kHz).
 DEFAULT_MODEL = "wav2vec2-base-960h"
-_DTYPES = {"float32", "float16", "bfloat16"}
 
 
 def build_decoder(labels: Sequence[str], lm_path: str | Path | None = None, *, alpha: float = 0.5,
@@ -140,24 +141,16 @@ class CTCOptions(AsrOptions):
     """
 
     model: str = DEFAULT_MODEL
-    compute_type: str = "default"
-    beam_width: int = 64
-    alpha: float = 0.5
-    beta: float = 1.0
-    hotword_weight: float = 10.0
-    unk_score_offset: float = -4.0
-    lm_order: int = 3
+    compute_type: Literal["default", "float32", "float16", "bfloat16"] = "default"
+    beam_width: int = bounded(64, ge=1, le=4096)
+    alpha: float = bounded(0.5, ge=0.0, le=100.0)
+    beta: float = bounded(1.0, ge=-100.0, le=100.0)
+    hotword_weight: float = bounded(10.0, ge=0.0, le=1000.0)
+    unk_score_offset: float = bounded(-4.0, ge=-1000.0, le=0.0)
+    lm_order: int = bounded(3, ge=2, le=5)
     lm_cache_dir: str | None = None
-    chunk_s: float = 30.0
-    context_s: float = 1.0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.chunk_s <= 0 or self.context_s < 0:
-            raise ValueError("chunk_s must be positive and context_s not negative")
-        if self.compute_type != "default" and self.compute_type not in _DTYPES:
-            raise ValueError(f"compute_type {self.compute_type!r} is not one of "
-                             f"default, {', '.join(sorted(_DTYPES))}")
+    chunk_s: float = bounded(30.0, gt=0.0, le=600.0)
+    context_s: float = bounded(1.0, ge=0.0, le=60.0)
 
 
 class CTCRecognizer:
@@ -295,8 +288,9 @@ class CTCRecognizer:
         return self._lm_decoder[1]
 
     def transcribe(self, audio: np.ndarray, speech: list[tuple[float, float]] | None = None,
-                   biasing: Biasing | None = None) -> list[Segment]:
-        """One segment per speech region (the whole audio if ``speech`` is None) with words."""
+                   biasing: Biasing | None = None) -> Recognition:
+        """One segment per speech region (the whole audio if ``speech`` is None) with words (no
+        loop control: its :class:`~speechkit.stages.asr.DecodeStats` are empty)."""
         audio = np.asarray(audio, dtype=np.float32)
         if audio.ndim != 1:
             raise ValueError(f"audio must be mono (one dimension), got shape {audio.shape}")
@@ -320,7 +314,7 @@ class CTCRecognizer:
             words = [Word(w.text, min(w.start, limit), min(w.end, limit), w.confidence) for w in words]
             if words:
                 segments.append(Segment.from_words(words, speaker=""))
-        return segments
+        return Recognition(segments)
 
 
 class _SpeechBrainCTC:

@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
-from speechkit.stages import BackendStage, StageSpec
+from speechkit.io.seglst import segments_from_rows, segments_to_rows
+from speechkit.stages import BackendStage, Stage, StageSpec
 from speechkit.stages.correct.spoken import Entry
 from speechkit.stages.record import MeetingRecord
 from speechkit.transcript import Segment, Transcript, Word
@@ -180,10 +181,22 @@ class Correction:
     transcript: Transcript
     stats: dict[str, Any]
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"session_id": self.transcript.session_id, "segments": segments_to_rows(self.transcript.segments),
+                "stats": self.stats}
 
-def build(spec: StageSpec, device: str = "auto") -> CorrectStage:
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Correction:
+        return cls(Transcript(data["session_id"], segments_from_rows(data["segments"])), data["stats"])
+
+    def summary(self) -> dict[str, Any]:
+        """What run.json records of it: what the corrector did (empty when nothing was corrected)."""
+        return self.stats
+
+
+def build(spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> CorrectStage:
     """The correction stage for a recipe's ``stages.correct``."""
-    return CorrectStage(spec, device)
+    return CorrectStage(spec, device, reads)
 
 
 class CorrectStage(BackendStage[Correction]):
@@ -194,6 +207,12 @@ class CorrectStage(BackendStage[Correction]):
     """
 
     name = "correct"
+    reads = ("attribute", "identify")
+
+    def extra_inputs(self, record: MeetingRecord) -> dict[str, Any]:
+        """The meeting's vocabulary: terms, names with nicknames, LM text."""
+        context = record.context
+        return {"terms": context.terms, "names": context.names, "lm_text": context.lm_text}
 
     def run(self, record: MeetingRecord) -> Correction:
         transcript = record.named_transcript()

@@ -18,7 +18,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from speechkit.stages.correct.spoken import Entry, normalize_word, possessive, score_matrix
-from speechkit.stages.options import StageOptions
+from speechkit.stages.options import StageOptions, bounded
 
 
 @dataclass(frozen=True)
@@ -33,9 +33,9 @@ class GuardOptions(StageOptions):
     region may span.
     """
 
-    max_drop_fraction: float = 0.10
-    min_similarity: float = 0.6
-    max_extra_words: int = 2
+    max_drop_fraction: float = bounded(0.10, ge=0.0, le=1.0)
+    min_similarity: float = bounded(0.6, ge=0.0, le=1.0)
+    max_extra_words: int = bounded(2, ge=0, le=100)
 
 
 @dataclass(frozen=True)

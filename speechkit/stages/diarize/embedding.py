@@ -36,9 +36,9 @@ import numpy as np
 
 from speechkit.stages.audio import SAMPLE_RATE, read_blocks, span_blocks
 from speechkit.stages.diarize import Diarization, speaker_label
-from speechkit.stages.diarize.clustering import METHODS, cluster_windows
+from speechkit.stages.diarize.clustering import Method, cluster_windows
 from speechkit.stages.diarize.embedders import Embedder, embedder_class, l2_normalize, make_embedder
-from speechkit.stages.options import StageOptions
+from speechkit.stages.options import StageOptions, bounded
 from speechkit.stages.record import MeetingRecord
 from speechkit.transcript import Segment
 
@@ -91,24 +91,23 @@ class DiarizerOptions(StageOptions):
 
     embedder: str = "resemblyzer"
     embedder_options: dict = field(default_factory=dict)
-    window_s: float = 1.5
-    step_s: float = 0.75
-    clustering: str = "silhouette"
-    min_silhouette: float = 0.3
-    threshold: float | None = None
-    num_speakers: int | None = None
-    min_speakers: int = 1
-    max_speakers: int = 8
-    min_window_s: float = 0.5
-    min_cluster_s: float = 2.0
-    smoothing: int = 3
-    overlap_margin: float | None = None
+    window_s: float = bounded(1.5, gt=0.0, le=60.0)
+    step_s: float = bounded(0.75, gt=0.0, le=60.0)
+    clustering: Method = "silhouette"
+    min_silhouette: float = bounded(0.3, ge=-1.0, le=1.0)
+    threshold: float | None = bounded(None, ge=-1.0, le=1.0)
+    num_speakers: int | None = bounded(None, ge=1, le=1000)
+    min_speakers: int = bounded(1, ge=1, le=1000)
+    max_speakers: int = bounded(8, ge=1, le=1000)
+    min_window_s: float = bounded(0.5, ge=0.0, le=60.0)
+    min_cluster_s: float = bounded(2.0, ge=0.0, le=3600.0)
+    smoothing: int = bounded(3, ge=1, le=1001)
+    overlap_margin: float | None = bounded(None, ge=0.0, le=2.0)
     keep_embeddings: bool = False
-    embed_block_s: float = 60.0
+    embed_block_s: float = bounded(60.0, gt=0.0, le=3600.0)
 
     def __post_init__(self) -> None:
-        if self.clustering not in METHODS:
-            raise ValueError(f"clustering must be one of {', '.join(METHODS)}, got {self.clustering!r}")
+        super().__post_init__()
         embedder_class(self.embedder).Options.from_dict(self.embedder_options, "stages.diarize.embedder_options")
         if not 0 < self.step_s <= self.window_s:
             raise ValueError(f"need 0 < step_s <= window_s, got step_s={self.step_s}, "

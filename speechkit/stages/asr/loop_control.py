@@ -1,0 +1,275 @@
+"""Loop and hallucination control of a recognizer that decodes audio window by window.
+
+A recognizer hands its decoded windows (:class:`Window`) and a way to decode spans again to a
+:class:`LoopControl`. Every window is checked (:meth:`LoopControl.flags`) for repeated words
+and n-grams (:func:`repeated_run`), over-compressible text (:func:`compression_ratio`), words
+outside the speech regions (:func:`outside_speech`) and a low mean token log-probability; a
+flagged window is decoded again without biasing at the first temperature, then at each further
+(sampling) temperature, and one still flagged after that is cleaned (:func:`cleaned`). With
+hot-word verification (:meth:`LoopControl.verified`) each window keeps its biased decoding only
+where it holds more of the hot words than the unbiased one. What the control did is counted in
+its :class:`DecodeStats`, which the recognizer returns with its segments.
+
+Nothing here knows the decoder: the thresholds come from the recognizer's options
+(:class:`LoopOptions`: ``WhisperOptions`` documents them), the decoding from a callable.
+"""
+from __future__ import annotations
+
+import logging
+import zlib
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from speechkit.transcript import Segment, Word
+
+log = logging.getLogger(__name__)
+
+Span = tuple[float, float]
+
+
+@dataclass
+class DecodeStats:
+    """What a recognizer's loop and hallucination control did (see ``WhisperOptions``).
+
+    ``windows``: decoding windows checked. ``flagged``: windows flagged, by reason (``repeat``,
+    ``compression``, ``outside_speech``, ``log_prob``; a window may have several).
+    ``flagged_windows``: windows flagged at all. ``redecoded_unbiased``: windows decoded again
+    at the first temperature without the prompt and hot words (a window with words outside speech:
+    on its speech regions only). ``redecoded_fallback``: windows decoded again at a sampling
+    temperature (one per window and temperature tried). ``cleaned``: windows still flagged after
+    every re-decode, kept with repeats collapsed and words outside speech dropped.
+    ``biased_kept`` / ``biased_dropped``: with :attr:`Biasing.verify_hotwords`, windows whose biased
+    decoding was kept (it holds more hot words) / replaced by the unbiased one. ``flagged_spans``: the spans (s) of the flagged windows' clips, which the L2 context never
+    learns words from.
+    """
+
+    windows: int = 0
+    flagged: dict[str, int] = field(default_factory=dict)
+    flagged_windows: int = 0
+    redecoded_unbiased: int = 0
+    redecoded_fallback: int = 0
+    cleaned: int = 0
+    biased_kept: int = 0
+    biased_dropped: int = 0
+    flagged_spans: list[tuple[float, float]] = field(default_factory=list)
+
+    COUNTS = ("windows", "flagged_windows", "redecoded_unbiased", "redecoded_fallback", "cleaned",
+              "biased_kept", "biased_dropped")
+
+    def flag(self, reasons: list[str], spans: list[tuple[float, float]]) -> None:
+        """Count one flagged window with its ``reasons`` and clip ``spans``."""
+        self.flagged_windows += 1
+        for reason in reasons:
+            self.flagged[reason] = self.flagged.get(reason, 0) + 1
+        self.flagged_spans += spans
+
+    def add(self, other: "DecodeStats", offset: float = 0.0) -> None:
+        """Add ``other``'s counts, its spans moved by ``offset`` seconds."""
+        for name in self.COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for reason, n in other.flagged.items():
+            self.flagged[reason] = self.flagged.get(reason, 0) + n
+        self.flagged_spans += [(s + offset, e + offset) for s, e in other.flagged_spans]
+
+    @property
+    def redecodes(self) -> int:
+        """Re-decodes of any kind."""
+        return self.redecoded_unbiased + self.redecoded_fallback
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**{name: getattr(self, name) for name in self.COUNTS}, "flagged": dict(sorted(self.flagged.items())),
+                "flagged_spans": [[round(s, 3), round(e, 3)] for s, e in self.flagged_spans]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "DecodeStats":
+        return cls(**{name: int(data.get(name, 0)) for name in cls.COUNTS}, flagged=dict(data.get("flagged", {})),
+                   flagged_spans=[(float(s), float(e)) for s, e in data.get("flagged_spans", [])])
+
+
+class LoopOptions(Protocol):
+    """The thresholds the loop control reads from a recognizer's options (``WhisperOptions``)."""
+
+    temperatures: tuple[float, ...]
+    compression_ratio_threshold: float
+    loop_repeats: int
+    loop_max_ngram: int
+    loop_min_words: int
+    outside_speech_words: int
+    speech_pad_s: float
+    log_prob_threshold: float | None
+
+
+@dataclass
+class Window:
+    """One decoding window: the recording spans (s) of its clips, its segments (recording times)
+    and the mean token log-probabilities the decoder gave its segments."""
+
+    clips: list[Span]
+    segments: list[Segment] = field(default_factory=list)
+    log_probs: list[float] = field(default_factory=list)
+
+
+#: Decodes spans (recording seconds, in time order) without biasing at a temperature: one window each.
+Redecode = Callable[[list[Span], float], list[Window]]
+
+
+class LoopControl:
+    """The loop and hallucination control of one ``transcribe`` call; :attr:`stats` counts what it did."""
+
+    def __init__(self, options: LoopOptions) -> None:
+        self.options = options
+        self.stats = DecodeStats()
+
+    def flags(self, window: Window, speech: list[Span]) -> list[str]:
+        """Why a decoded window looks like a loop or a hallucination (empty: it does not)."""
+        o = self.options
+        words = [w for s in window.segments for w in s.words]
+        reasons = []
+        if repeated_run(word_tokens(words), o.loop_max_ngram, o.loop_repeats, o.loop_min_words):
+            reasons.append("repeat")
+        if compression_ratio(" ".join(s.text for s in window.segments)) > o.compression_ratio_threshold:
+            reasons.append("compression")
+        if o.outside_speech_words and sum(outside_speech(words, speech, o.speech_pad_s)) >= o.outside_speech_words:
+            reasons.append("outside_speech")
+        if o.log_prob_threshold is not None and window.log_probs and \
+                sum(window.log_probs) / len(window.log_probs) < o.log_prob_threshold:
+            reasons.append("log_prob")
+        return reasons
+
+    def verified(self, biased: list[Window], plain: list[Window], hotwords: list[str],
+                 speech: list[Span]) -> list[Window]:
+        """Per window, the biased decoding where it holds more occurrences of some hot word than
+        the unbiased one and is not flagged, else the unbiased one (:attr:`Biasing.verify_hotwords`)."""
+        terms = [t for t in (word_tokens([Word(w) for w in h.split()]) for h in hotwords) if t]
+        out = []
+        for b, p in zip(biased, plain):
+            bt, pt = (word_tokens([w for s in x.segments for w in s.words]) for x in (b, p))
+            gains = any(_count(bt, term) > _count(pt, term) for term in terms)
+            keep = gains and not self.flags(b, speech)
+            out.append(b if keep else p)
+            if keep:
+                self.stats.biased_kept += 1
+            else:
+                self.stats.biased_dropped += 1
+        return out
+
+    def guard(self, windows: list[Window], speech: list[Span], biased: bool, redecode: Redecode) -> list[Segment]:
+        """The segments of ``windows``, flagged ones decoded again by ``redecode`` (unbiased, then at
+        each sampling temperature) and cleaned when every re-decode stays flagged; ``biased``: the
+        windows were decoded with a prompt or hot words."""
+        stats = self.stats
+        stats.windows += len(windows)
+        bad = {}
+        for i, window in enumerate(windows):
+            reasons = self.flags(window, speech)
+            if reasons:
+                bad[i] = reasons
+                stats.flag(reasons, window.clips)
+        kept = dict.fromkeys(bad)  # what a window that stays flagged keeps: its unbiased first-temperature decoding
+        # A window with words outside speech is decoded again on its speech regions only; one
+        # decoded without biasing and not for that starts again at the first sampling temperature.
+        spans = {i: speech_only(windows[i].clips, speech) if "outside_speech" in reasons else windows[i].clips
+                 for i, reasons in bad.items()}
+        first = {i: 0 if biased or "outside_speech" in reasons else 1 for i, reasons in bad.items()}
+        for attempt, temperature in enumerate(self.options.temperatures):
+            todo = [i for i in bad if first[i] <= attempt]
+            if not bad:
+                break
+            if not todo:
+                continue
+            log.info("decoding %d flagged window(s) again without prompt and hot words at temperature %.1f (%s)",
+                     len(todo), temperature, ", ".join(sorted({r for i in todo for r in bad[i]})))
+            owner = sorted((span, i) for i in todo for span in spans[i])
+            again = redecode([span for span, _ in owner], temperature)
+            redone = {i: Window(list(windows[i].clips)) for i in todo}
+            for (_, i), part in zip(owner, again):
+                redone[i].segments += part.segments
+                redone[i].log_probs += part.log_probs
+            if attempt == 0:
+                stats.redecoded_unbiased += len(todo)
+                kept.update(redone)
+            else:
+                stats.redecoded_fallback += len(todo)
+            for i, window in redone.items():
+                bad[i] = self.flags(window, speech)
+                if not bad[i]:
+                    windows[i] = window
+                    del bad[i]
+                elif "outside_speech" in bad[i]:
+                    spans[i] = speech_only(windows[i].clips, speech)
+        for i in bad:
+            stats.cleaned += 1
+            windows[i] = cleaned(kept[i] or windows[i], speech, self.options)
+        segments = [seg for window in windows for seg in window.segments]
+        return sorted(segments, key=lambda seg: (seg.start, seg.end))
+
+
+def _count(tokens: list[str], term: list[str]) -> int:
+    """Occurrences of the token sequence ``term`` in ``tokens``."""
+    n = len(term)
+    return sum(tokens[i:i + n] == term for i in range(len(tokens) - n + 1))
+
+
+def word_tokens(words: list[Word]) -> list[str]:
+    """Words compared for repeats: lower case, letters, digits and apostrophes only."""
+    return ["".join(ch for ch in w.text.lower() if ch.isalnum() or ch == "'") for w in words]
+
+
+def repeated_run(tokens: list[str], max_ngram: int = 6, repeats: int = 3,
+                 min_words: int = 4) -> tuple[int, int, int] | None:
+    """The first run of an n-gram (``n <= max_ngram``) that follows itself at least ``repeats``
+    times covering at least ``min_words`` tokens: ``(start, n, copies)``, or None.
+
+    ``"renata renata renata renata"`` is such a run (n=1, 4 copies); so is ``"go with it go with
+    it go with it"`` (n=3, 3 copies); ``"no no"`` is not.
+    """
+    for n in range(1, max_ngram + 1):
+        for start in range(len(tokens) - n * repeats + 1):
+            gram = tokens[start:start + n]
+            copies, at = 1, start + n
+            while tokens[at:at + n] == gram:
+                copies, at = copies + 1, at + n
+            if copies >= repeats and copies * n >= min_words:
+                return start, n, copies
+    return None
+
+
+def compression_ratio(text: str) -> float:
+    """Whisper's repetition measure: UTF-8 length over zlib-compressed length."""
+    data = text.encode("utf-8")
+    return len(data) / len(zlib.compress(data)) if data else 0.0
+
+
+def outside_speech(words: list[Word], speech: list[Span], pad_s: float) -> list[bool]:
+    """For each word, whether it lies wholly outside every speech region widened by ``pad_s``."""
+    starts = [s - pad_s for s, _ in speech]
+    out = []
+    for w in words:
+        k = bisect_right(starts, w.end) - 1  # the last region starting before the word ends
+        out.append(k < 0 or speech[k][1] + pad_s < w.start)
+    return out
+
+
+def speech_only(clips: list[Span], speech: list[Span]) -> list[Span]:
+    """The speech regions inside ``clips`` (each clipped to its clip), in time order."""
+    return sorted((max(s, a), min(e, b)) for a, b in clips for s, e in speech if min(e, b) > max(s, a))
+
+
+def cleaned(window: Window, speech: list[Span], options: LoopOptions) -> Window:
+    """``window`` without the words outside speech and with every repeated run collapsed to
+    its first copy (the last resort for a window every re-decode left flagged)."""
+    tagged = [(k, w) for k, seg in enumerate(window.segments)
+              for w, outside in zip(seg.words, outside_speech(list(seg.words), speech, options.speech_pad_s))
+              if not (options.outside_speech_words and outside)]
+    while True:
+        run = repeated_run(word_tokens([w for _, w in tagged]), options.loop_max_ngram, options.loop_repeats,
+                           options.loop_min_words)
+        if run is None:
+            break
+        start, n, copies = run
+        del tagged[start + n:start + n * copies]
+    segments = [Segment.from_words([w for k, w in tagged if k == i], speaker="")
+                for i in range(len(window.segments)) if any(k == i for k, _ in tagged)]
+    return Window(window.clips, segments, window.log_probs)

@@ -1,0 +1,106 @@
+"""The stage contract on real speech: every stage's key comes from what it declares it reads, no
+key is None, two meetings never share one, results are stored by stage name and round-trip
+through their own JSON form, and a stage gets the stages it reads at build time."""
+from __future__ import annotations
+
+import pytest
+
+from speechkit.cache import StageCache
+from speechkit.cascade import Cascade
+from speechkit.context import build_context
+from speechkit.io.manifest import load_workspace
+from speechkit.recipe import load_recipe
+from speechkit.stages import build_stage, parse_stage, stage_key
+from speechkit.stages.record import MeetingRecord
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory, make_real_workspace):
+    return load_workspace(make_real_workspace(tmp_path_factory.mktemp("ws")))
+
+
+@pytest.fixture(scope="module")
+def cascade() -> Cascade:
+    return Cascade(load_recipe("l3"))
+
+
+@pytest.fixture(scope="module")
+def records(workspace, cascade, tmp_path_factory) -> dict[str, MeetingRecord]:
+    """Each meeting of the real workspace run through every stage at L3 (with its enrollments and
+    vocabulary; no earlier meetings, so each meeting's context is its own)."""
+    cache = StageCache(tmp_path_factory.mktemp("cache"))
+    out = {}
+    for meeting in workspace.scored_meetings:
+        context = build_context(workspace, meeting, 3, [], cascade.recipe.context)
+        record = cascade.record(meeting.audio, context, cache, session_id=meeting.id)
+        for name in cascade.stage_names:
+            cascade.run_stage(name, record)
+        out[meeting.id] = record
+    return out
+
+
+def test_every_stage_is_keyed_and_two_meetings_never_share_a_key(records, cascade):
+    first, second = records.values()
+    assert {"vad", "asr", "diarize", "attribute", "identify", "correct"} <= set(cascade.stage_names)
+    for name in cascade.stage_names:
+        assert isinstance(first.keys[name], str) and isinstance(second.keys[name], str), name
+        assert first.keys[name] != second.keys[name], name
+    # the stages that are not stored are keyed too, and the same inputs give the same key
+    for name in ("attribute", "identify", "correct"):
+        stage = cascade.stage(name)
+        assert not stage.stored and stage_key(stage, first) == first.keys[name]
+
+
+def test_a_key_follows_what_the_stage_reads(records, cascade):
+    record = next(iter(records.values()))
+    correct, identify = cascade.stage("correct"), record.keys["identify"]
+    before = stage_key(correct, record)
+    record.keys["identify"] = "another identification"
+    try:
+        assert stage_key(correct, record) != before  # a downstream key moves with its input's key
+        assert stage_key(cascade.stage("asr"), record) == record.keys["asr"]  # asr reads no identify
+    finally:
+        record.keys["identify"] = identify
+    terms = record.context.terms
+    record.context.terms = terms + ["a term no meeting has"]
+    try:
+        assert stage_key(correct, record) != before  # and with its extra inputs (the vocabulary)
+    finally:
+        record.context.terms = terms
+
+
+def test_results_are_held_by_stage_name_and_round_trip(records, cascade):
+    record = next(iter(records.values()))
+    assert list(record.results) == cascade.stage_names
+    assert record.result("vad") is record.speech and record.result("diarize") is record.diarization
+    assert record.names and set(record.names) == set(record.diarization.centroids)
+    assert any(seg.speaker_name for seg in record.named_transcript().segments)  # L3 enrollments name voices
+    for name in ("vad", "asr", "diarize"):
+        stage = cascade.stage(name)
+        result = record.results[name]
+        again = stage.result_type.from_dict(result.to_dict())
+        assert again.to_dict() == result.to_dict(), name
+    assert record.recognition.stats.windows >= 1 and record.recognition.summary()["windows"] >= 1
+
+
+def test_stored_results_are_served_from_the_cache_on_a_second_record(workspace, records, cascade):
+    meeting = workspace.scored_meetings[0]
+    first = records[meeting.id]
+    record = cascade.record(meeting.audio, first.context, first.cache, session_id=meeting.id)
+    hits = dict(first.cache.hits)
+    for name in cascade.stage_names:
+        cascade.run_stage(name, record)
+    assert record.keys == first.keys
+    for name in ("vad", "asr", "diarize"):
+        assert first.cache.hits.get(name, 0) == hits.get(name, 0) + 1, name
+    assert record.transcript() == first.transcript()
+
+
+def test_identify_gets_the_diarization_stage_it_reads(cascade):
+    identify = cascade.stage("identify")
+    assert identify.reads == ("diarize",) and identify.inputs == {"diarize": cascade.stage("diarize")}
+
+
+def test_a_stage_whose_input_stage_is_missing_is_refused():
+    with pytest.raises(ValueError, match="reads diarize, which does not run before it"):
+        build_stage(parse_stage("identify", None), "cpu", {})
