@@ -22,18 +22,21 @@ MODEL ?=
 OUT ?=
 EXEC ?= local
 
-# `make test-isa` runs the suite again on another CTranslate2 / oneDNN code path: decoded words
-# differ between instruction sets, so a test that pins one CPU's output fails here, not on a
-# user's machine. ISA: AVX2 (what CPUs without AVX-512 run) or GENERIC (no SIMD kernels).
+# `make test-isa` runs the tests that decode speech (Whisper through CTranslate2, at every level
+# of a run) again on another CTranslate2 / oneDNN code path: decoded words differ between
+# instruction sets, so a test that pins one CPU's output fails here, not on a user's machine.
+# ISA: AVX2 (what CPUs without AVX-512 run) or GENERIC (no SIMD kernels).
 ISA ?= AVX2
 ONEDNN_ISA = $(if $(filter GENERIC,$(ISA)),SSE41,$(ISA))
+ISA_TESTS := tests/test_loops.py tests/test_asr_whisper.py tests/test_l2_context.py tests/test_transcribe_cli.py \
+	tests/test_single_speaker.py tests/test_runner.py tests/test_reproducible.py
 
 .PHONY: setup system-packages env test test-isa test-fast test-ray bench eval-real recipe clean help
 
 help:
 	@echo "make setup      install system packages and the Python environment (.venv)"
 	@echo "make test       run the test suite (all but the Ray tests)"
-	@echo "make test-isa   the test suite on another instruction set [ISA=AVX2|GENERIC]"
+	@echo "make test-isa   the decoding tests on another instruction set [ISA=AVX2|GENERIC]"
 	@echo "make test-ray   run the Ray executor tests (start a local Ray cluster)"
 	@echo "make recipe L=1|2|3|all [WS=dir] [ASR=RECIPE] [MODEL=name] [OUT=dir] [EXEC=local|ray]"
 	@echo "               RECIPE: a family in recipes/: whisper (default), ctc, whisper-llm, ctc-llm, ecapa, pyannote"
@@ -74,7 +77,7 @@ test:
 	$(BIN)/python -m pytest -q
 
 test-isa:
-	CT2_FORCE_CPU_ISA=$(ISA) ONEDNN_MAX_CPU_ISA=$(ONEDNN_ISA) $(BIN)/python -m pytest -q
+	CT2_FORCE_CPU_ISA=$(ISA) ONEDNN_MAX_CPU_ISA=$(ONEDNN_ISA) $(BIN)/python -m pytest -q $(ISA_TESTS)
 
 test-fast:
 	$(BIN)/python -m pytest -q -m "not slow and not ray"

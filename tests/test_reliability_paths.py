@@ -67,6 +67,7 @@ def test_a_run_with_an_escaping_meeting_id_writes_nothing_outside_the_run_folder
     """A workspace built in Python skips the manifest checks; the runner's paths still cannot leave OUT."""
     from speechkit.cascade import CascadeResult
     from speechkit.recipe import load_recipe
+    from speechkit.cache import StageCache
     from speechkit.runner import run_meetings
 
     work = tmp_path / "a" / "b" / "c"
@@ -82,7 +83,7 @@ def test_a_run_with_an_escaping_meeting_id_writes_nothing_outside_the_run_folder
 
     before = snapshot(tmp_path)
     with pytest.raises(OutputError, match="not a safe identifier"):
-        run_meetings(load_recipe("l1"), ws, Path("out"), Stub(), cache=None, progress=False)
+        run_meetings(load_recipe("l1"), ws, Path("out"), Stub(), cache=StageCache(None), progress=False)
     assert snapshot(tmp_path) == before
     assert not list(tmp_path.rglob("x.*"))
 
