@@ -11,7 +11,7 @@ from pyannote.core import Segment as Span
 from speechkit.stages import make_backend
 from speechkit.stages.diarize.embedding import Diarizer
 from speechkit.stages.diarize.embedders import make_embedder
-from speechkit.stages.identify import cosine_scores, enroll, identify, name_voices, new_labels
+from speechkit.stages.identify import cosine_scores, enroll, identify
 from speechkit.io.rttm import read_rttm
 
 SR = 16000
@@ -63,43 +63,6 @@ def test_earlier_meeting_centroids_keep_labels_stable():
     today = {"SPEAKER_00": unit(0.1, 1, 0), "SPEAKER_01": unit(1, 0.05, 0.1), "SPEAKER_02": unit(0, 0, 1)}
     assert identify(today, previous) == {"SPEAKER_00": "Speaker 2", "SPEAKER_01": "Speaker 1",
                                          "SPEAKER_02": None}
-
-
-def name_by_cosine(centroids, enrollments, prior, threshold=0.75):
-    """:func:`name_voices` on cosine scores, the recipe's memory threshold (0.7) and margin (0.05)."""
-    return name_voices(centroids, enrollments, prior, threshold=threshold, prior_threshold=0.7,
-                       prior_margin=0.05, normalization="none")
-
-
-def test_a_person_named_in_an_earlier_meeting_keeps_the_name():
-    """Today's cluster scores a little higher against Bob's enrollment (0.82) than Ann's (0.80),
-    both above the threshold; the voice named Ann in earlier meetings is the same voice (0.95).
-    Enrollments alone name it Bob; the evidence together, Ann."""
-    ann_voice = unit(1, 0, 0, 0)
-    cluster = unit(0.95, np.sqrt(1 - 0.95 ** 2), 0, 0)
-    enrollments = {"Ann": unit(0.8421, 0, np.sqrt(1 - 0.8421 ** 2), 0),
-                   "Bob": unit(0.7, 0.4965, -np.sqrt(1 - 0.49 - 0.4965 ** 2), 0)}
-    assert np.allclose(cosine_scores({"S0": cluster}, enrollments), [[0.80, 0.82]], atol=1e-3)
-    assert identify({"S0": cluster}, enrollments, threshold=0.75) == {"S0": "Bob"}
-    assert name_by_cosine({"S0": cluster}, enrollments, {"Ann": ann_voice}) == {"S0": "Ann"}
-
-
-def test_enrollments_and_earlier_voices_name_one_to_one():
-    """S0 and S1 both match the earlier Ann (0.995, 0.857) and Ann's enrollment (0.976, 0.841):
-    only S0 takes Ann; S1 takes Cat, whose enrollment it matches best (0.882); S2, halfway
-    between two earlier voices (0.707 each) with no enrollment above the threshold (0.693), takes
-    neither and stays unknown. Without enrollments (L2) S1 gets no name either."""
-    prior = {"Ann": unit(1, 0, 0, 0), "Speaker 2": unit(0, 0, 1, 0)}
-    centroids = {"S0": unit(1, 0.1, 0, 0), "S1": unit(1, 0.6, 0, 0), "S2": unit(1, 0, 1, 0)}
-    enrollments = {"Ann": unit(1, 0, 0, 0.2), "Cat": unit(0.6, 1, 0, 0)}
-    assert name_by_cosine(centroids, enrollments, prior) == {"S0": "Ann", "S1": "Cat", "S2": None}
-    assert name_by_cosine(centroids, {}, prior) == {"S0": "Ann", "S1": None, "S2": None}
-
-
-def test_new_labels_are_never_earlier_ones():
-    named = {"S0": "Ann", "S1": None, "S2": None}
-    assert new_labels(named, {"Speaker 1": unit(1, 0), "Ann": unit(0, 1)}) == \
-        {"S0": "Ann", "S1": "Speaker 2", "S2": "Speaker 3"}
 
 
 @pytest.fixture(scope="module")

@@ -1,18 +1,18 @@
 """Speaker identification: map diarization clusters to known voices, and keep labels stable.
 
-Each cluster centroid is scored against each known voice, and clusters and voices are paired
-one-to-one by the Hungarian algorithm (maximum total score); a pair whose evidence is too weak is
-dropped, so that cluster stays unknown (None). The known voices are the persons' enrollments
-(L3: scored by s-norm, :mod:`speechkit.stages.cohort`) and the voices the system itself named or
-labelled in earlier meetings, with their centroids (L2 and up: the speaker memory).
+Each cluster centroid is scored against each enrollment vector by cosine similarity, and clusters
+and voices are paired one-to-one by the Hungarian algorithm (maximum total similarity); a pair
+scoring below the threshold is dropped, so that cluster stays unknown (None). Enrollments are
+keyed by whatever name the caller wants back: a person's canonical name (L3: voice enrollments),
+or a label or name the system used in an earlier meeting, with that meeting's centroid as the
+vector (L2: labels kept stable across meetings).
 
-The stage (:class:`IdentifyStage`) names each cluster of a meeting from all the evidence its
-context holds (:func:`name_voices`): the voice enrollments (:attr:`MeetingContext.enrollments`,
-each person's clips embedded jointly by the diarization stage's embedder and cached) and, when
-the context asks for stable labels (:attr:`MeetingContext.stable_labels`, L2 and up), the earlier
-meetings' voices, together in one assignment, so that a person named in earlier meetings keeps
-the name when heard again; clusters still unnamed get new labels ``Speaker N`` that no earlier
-meeting used.
+The stage (:class:`IdentifyStage`) names each cluster of a meeting from what its context holds:
+persons by their voice enrollments (:attr:`MeetingContext.enrollments`, each person's clips
+embedded jointly by the diarization stage's embedder and cached); then, when the context asks for
+stable labels (:attr:`MeetingContext.stable_labels`, L2 and up), the names and labels the system
+gave voices in earlier meetings, by their centroids; clusters still unnamed get new labels
+``Speaker N`` that no earlier meeting used.
 """
 from __future__ import annotations
 
@@ -59,8 +59,7 @@ def cosine_scores(centroids: dict[str, np.ndarray],
 def identify(centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray],
              threshold: float = DEFAULT_THRESHOLD, normalization: str = "none",
              cohort: np.ndarray | None = None) -> dict[str, str | None]:
-    """The enrollment name given to each cluster label, or None where no voice matches
-    (:func:`name_voices` without earlier voices).
+    """The enrollment name given to each cluster label, or None where no voice matches.
 
     One-to-one: no two clusters get the same name (Hungarian assignment on the scores). A cluster
     whose partner scores below ``threshold``, or that has no partner because there are more
@@ -69,12 +68,23 @@ def identify(centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray
     impostor set when its dimension matches, plus the other enrollments;
     :mod:`speechkit.stages.cohort`), on which ``threshold`` is in standard deviations.
     """
+    from scipy.optimize import linear_sum_assignment
+
     if normalization not in NORMALIZATIONS:
         raise ValueError(f"normalization must be one of {', '.join(NORMALIZATIONS)}, got {normalization!r}")
-    if normalization == "snorm" and cohort is None and enrollments:
-        cohort = cohort_for(enrollments)
-    return name_voices(centroids, enrollments, {}, threshold=threshold, prior_threshold=1.0, prior_margin=0.0,
-                       normalization=normalization, cohort=cohort)
+    labels, names = list(centroids), list(enrollments)
+    out: dict[str, str | None] = dict.fromkeys(labels)
+    if not labels or not names:
+        return out
+    if normalization == "snorm":
+        scores = normalized_scores(centroids, enrollments, cohort_for(enrollments) if cohort is None else cohort)
+    else:
+        scores = cosine_scores(centroids, enrollments)
+    rows, cols = linear_sum_assignment(scores, maximize=True)
+    for r, c in zip(rows, cols):
+        if scores[r, c] >= threshold:
+            out[labels[r]] = names[c]
+    return out
 
 
 # Measured on AMI excerpt pairs (docs/real-speech.md): speakers enrolled from >= 3 s of solo speech
@@ -118,9 +128,8 @@ class IdentifyOptions(StageOptions):
     (L2 and up) for the cluster to get that voice's name (None: the embedder's ``match_threshold``).
     ``prior_margin``: an earlier meeting's voice names a cluster only when their similarity beats
     the cluster's similarity to every other earlier voice by at least this much, so that a voice
-    between two known ones takes neither name (the speaker memory). Enrollments and earlier
-    voices name the clusters together, one-to-one (:func:`name_voices`). The defaults were chosen
-    on synthetic workspaces and AMI excerpts together (docs/real-speech.md).
+    between two known ones takes neither name (L2 speaker memory); the pairing is one-to-one, so
+    two clusters never take the same earlier voice.
     """
 
     normalization: Normalization = "snorm"
@@ -130,7 +139,7 @@ class IdentifyOptions(StageOptions):
 
 
 class CosineIdentifier:
-    """The ``cosine`` backend: :func:`name_voices` with the options' thresholds, for an embedder."""
+    """The ``cosine`` backend: :func:`identify` with the options' thresholds, for an embedder."""
 
     Options = IdentifyOptions
 
@@ -145,100 +154,49 @@ class CosineIdentifier:
 
     def name(self, centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray],
              prior: dict[str, np.ndarray] | None) -> dict[str, str | None]:
-        """Label -> name: enrolled persons and (``prior`` not None) earlier voices together
-        (:func:`name_voices`), then new ``Speaker N`` labels for the clusters left unnamed."""
-        normalization, threshold = self.options.normalization, self.threshold
-        voices = [v for v in (enrollments, prior) if v]
-        cohort = cohort_for(voices[0]) if normalization == "snorm" and voices else None
-        if normalization == "snorm" and cohort is None and any(len(v) < 3 for v in voices):
-            if enrollments:
-                log.warning("no impostor cohort for %d-dimensional %s embeddings and too few voices to be "
-                            "their own cohort: scoring by cosine at the embedder's match_threshold",
+        """Label -> name: enrolled persons first, then (``prior`` not None) earlier voices, then
+        new ``Speaker N`` labels."""
+        names: dict[str, str | None] = dict.fromkeys(centroids)
+        if enrollments:
+            normalization, threshold = self.options.normalization, self.threshold
+            cohort = cohort_for(enrollments) if normalization == "snorm" else None
+            if normalization == "snorm" and cohort is None and len(enrollments) < 3:
+                log.warning("no impostor cohort for %d-dimensional %s embeddings and too few enrollments "
+                            "to be their own cohort: scoring by cosine at the embedder's match_threshold",
                             self.embedder.dim, self.embedder.name)
-            normalization, threshold = "none", float(self.embedder.match_threshold)
-        names = name_voices(centroids, enrollments, prior or {}, threshold=threshold,
-                            prior_threshold=self.prior_threshold, prior_margin=self.options.prior_margin,
-                            normalization=normalization, cohort=cohort)
-        return names if prior is None else new_labels(names, prior)
+                normalization, threshold = "none", float(self.embedder.match_threshold)
+            names.update(identify(centroids, enrollments, threshold=threshold, normalization=normalization,
+                                  cohort=cohort))
+        if prior is None:
+            return names
+        taken = {n for n in names.values() if n}
+        pending = {k: v for k, v in centroids.items() if names[k] is None}
+        known = {k: v for k, v in prior.items() if k not in taken}
+        if pending and known:
+            scores = cosine_scores(pending, known)
+            rows, cols = list(pending), list(known)
+            for label, name in identify(pending, known, threshold=self.prior_threshold).items():
+                if name and _margin(scores, rows.index(label), cols.index(name)) >= self.options.prior_margin:
+                    names[label] = name
+        used = set(names.values()) | set(prior)
+        number = 1
+        for label in sorted(centroids):
+            if names[label] is None:
+                while f"Speaker {number}" in used:
+                    number += 1
+                names[label] = f"Speaker {number}"
+                used.add(names[label])
+        return names
 
 
-def name_voices(centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray],
-                prior: dict[str, np.ndarray], *, threshold: float, prior_threshold: float,
-                prior_margin: float, normalization: str = "snorm",
-                cohort: np.ndarray | None = None) -> dict[str, str | None]:
-    """Label -> name (None: unknown) from the enrollments and the earlier meetings' voices together.
-
-    The candidates are the enrolled persons and the names and labels of earlier voices
-    (``prior``: name -> centroid); a name that is both has both kinds of evidence. Each pair's
-    evidence is its enrollment score, its earlier voice's score, or their sum where the name has
-    both (on one scale: s-normalised, or cosine with ``normalization="none"``). Clusters and
-    names are paired one-to-one on the evidence (Hungarian); a pair is kept when the enrollment
-    scores at least ``threshold``, or when the name's earlier voice is the cluster's nearest
-    earlier voice with a cosine of at least ``prior_threshold``, ahead of the next one by
-    ``prior_margin`` (a voice between two known ones takes neither). So a person named in
-    earlier meetings, heard again, keeps the name rather than taking an enrolled voice that
-    scores a little higher today; a cluster whose partner is not kept stays None.
-    """
-    from scipy.optimize import linear_sum_assignment
-
-    labels = list(centroids)
-    candidates = list(dict.fromkeys([*enrollments, *prior]))
-    out: dict[str, str | None] = dict.fromkeys(labels)
-    if not labels or not candidates:
-        return out
-    enrolled = _evidence(centroids, enrollments, candidates, normalization, cohort)
-    remembered = _evidence(centroids, prior, candidates, normalization, cohort)
-    kept = (enrolled >= threshold) | _distinct_matches(
-        _evidence(centroids, prior, candidates, "none", None), prior_threshold, prior_margin)
-    evidence = np.where(np.isfinite(enrolled) & np.isfinite(remembered), enrolled + remembered,
-                        np.maximum(enrolled, remembered))
-    rows, cols = linear_sum_assignment(np.where(np.isfinite(evidence), evidence, -1e6), maximize=True)
-    for r, c in zip(rows, cols):
-        if kept[r, c]:
-            out[labels[r]] = candidates[c]
-    return out
-
-
-def _evidence(centroids: dict[str, np.ndarray], voices: dict[str, np.ndarray], candidates: list[str],
-              normalization: str, cohort: np.ndarray | None) -> np.ndarray:
-    """Scores of every centroid (rows) against the voice of every candidate (columns): s-normalised
-    (``snorm``) or cosine; -inf where ``voices`` has no such candidate."""
-    out = np.full((len(centroids), len(candidates)), -np.inf)
-    if voices:
-        scores = (normalized_scores(centroids, voices, cohort) if normalization == "snorm"
-                  else cosine_scores(centroids, voices))
-        out[:, [candidates.index(name) for name in voices]] = scores
-    return out
-
-
-def _distinct_matches(cosine: np.ndarray, threshold: float, margin: float) -> np.ndarray:
-    """Where a cluster's (row's) nearest voice scores at least ``threshold`` and beats the
-    next nearest by ``margin`` (a voice between two known ones matches neither)."""
-    ranked = -np.sort(-cosine, axis=1)
-    best = ranked[:, :1]
-    second = ranked[:, 1:2] if cosine.shape[1] > 1 else np.full_like(best, -np.inf)
-    with np.errstate(invalid="ignore"):  # -inf - -inf: a row without earlier voices
-        return (cosine == best) & (cosine >= threshold) & (best - second >= margin)
-
-
-def new_labels(names: dict[str, str | None], prior: dict[str, np.ndarray]) -> dict[str, str | None]:
-    """``names`` with each unnamed cluster given a ``Speaker N`` label that neither this meeting
-    nor an earlier one (``prior``) used, in label order."""
-    out = dict(names)
-    used = set(out.values()) | set(prior)
-    number = 1
-    for label in sorted(out):
-        if out[label] is None:
-            while f"Speaker {number}" in used:
-                number += 1
-            out[label] = f"Speaker {number}"
-            used.add(out[label])
-    return out
+def _margin(scores: np.ndarray, row: int, col: int) -> float:
+    """How far ``scores[row, col]`` is above the best other entry of its row (infinite when
+    there is none)."""
+    rivals = np.delete(scores[row], col)
+    return float(scores[row, col] - rivals.max()) if rivals.size else float("inf")
 
 
 def build(spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> IdentifyStage:
-    """The identification stage for a recipe's ``stages.identify``; ``reads["diarize"]`` is the
-    diarization stage, whose embedder embeds the enrollments (one space for both)."""
     return IdentifyStage(spec, device, reads)
 
 
@@ -254,8 +212,6 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
         self._identifier: CosineIdentifier | None = None
 
     def extra_inputs(self, record: MeetingRecord) -> dict[str, Any]:
-        """The context it names voices from: the enrollment clips' content, whether labels are
-        kept stable, and the earlier meetings' voices."""
         context = record.context
         return {"enrollments": {name: [file_digest(c) for c in clips] for name, clips in context.enrollments.items()},
                 "stable_labels": context.stable_labels,
