@@ -31,13 +31,14 @@ ONEDNN_ISA = $(if $(filter GENERIC,$(ISA)),SSE41,$(ISA))
 ISA_TESTS := tests/test_loops.py tests/test_asr_whisper.py tests/test_l2_context.py tests/test_transcribe_cli.py \
 	tests/test_single_speaker.py tests/test_runner.py tests/test_reproducible.py
 
-.PHONY: setup system-packages env test test-isa test-fast test-ray bench eval-real recipe clean help
+.PHONY: setup system-packages env test test-isa test-fast test-ray test-llm bench eval-real recipe clean help
 
 help:
 	@echo "make setup      install system packages and the Python environment (.venv)"
 	@echo "make test       run the test suite (all but the Ray tests)"
 	@echo "make test-isa   the decoding tests on another instruction set [ISA=AVX2|GENERIC]"
 	@echo "make test-ray   run the Ray executor tests (start a local Ray cluster)"
+	@echo "make test-llm   run the end-to-end tests of the packaged LLM on the local llama.cpp server (minutes)"
 	@echo "make recipe L=1|2|3|all [WS=dir] [ASR=RECIPE] [MODEL=name] [OUT=dir] [EXEC=local|ray]"
 	@echo "               RECIPE: a family in recipes/: whisper (default), ctc, whisper-llm, ctc-llm, ecapa, pyannote"
 	@echo "make bench      speed and memory benchmark [OUT=dir] [MODEL=name]"
@@ -84,6 +85,9 @@ test-fast:
 
 test-ray:
 	$(BIN)/python -m pytest -q -m ray
+
+test-llm:
+	$(BIN)/python -m pytest -q -m local_llm
 
 recipe:
 	$(BIN)/speechkit recipe --level $(L) --asr $(ASR) --workspace $(WS) $(if $(MODEL),--model $(MODEL)) $(if $(OUT),--out $(OUT)) --executor $(EXEC)

@@ -5,7 +5,11 @@ meetings' difficulty. :func:`compare` takes the runs' ``scores.json``, rebuilds 
 per-meeting ratio (numerator, denominator) from the per-meeting details (checked against the
 totals), and gives each run's delta against the first run (the baseline) with a paired
 percentile bootstrap 95% CI over meetings (:func:`speechkit.metrics.bootstrap.paired_bootstrap`:
-both runs scored on the same resample). A delta whose CI excludes 0 is marked. The method is
+both runs scored on the same resample; speaker consistency, a property of pairs of meetings, is
+recounted over the pairs of distinct meetings drawn). A delta whose CI excludes 0 is marked
+significant, but only over at least ``min_meetings`` meetings (default
+:data:`~speechkit.metrics.bootstrap.MIN_MEETINGS`): below that the delta carries the reason
+(``n=2 meetings < 5: no significance claimed``) and the comparison logs it. The method is
 documented in docs/scores-schema.md ("Paired comparisons").
 
 Used by ``speechkit compare RUN_A RUN_B ...`` and by the level comparison that
@@ -14,6 +18,7 @@ Used by ``speechkit compare RUN_A RUN_B ...`` and by the level comparison that
 """
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +26,11 @@ from typing import Any, Mapping
 
 from speechkit.errors import FormatError
 from speechkit.io.scores import read_scores
-from speechkit.metrics.bootstrap import RESAMPLES, SEED, Estimate, Ratio, micro, paired_bootstrap
+from speechkit.metrics.bootstrap import MIN_MEETINGS, RESAMPLES, SEED, Estimate, Ratio, micro, paired_bootstrap
 from speechkit.metrics.catalog import METRICS, TABLE_ORDER
+from speechkit.metrics.speakers import speaker_consistency
+
+log = logging.getLogger(__name__)
 
 
 class CompareError(FormatError):
@@ -32,19 +40,29 @@ class CompareError(FormatError):
 @dataclass(frozen=True)
 class Delta:
     """One metric's difference ``other - base`` over the meetings both apply to, with its paired
-    bootstrap CI; ``meetings`` is how many meetings were paired."""
+    bootstrap CI; ``meetings`` is how many meetings were paired, ``min_meetings`` the fewest over
+    which a difference is called significant."""
 
     metric: str
     base: float | None
     other: float | None
     estimate: Estimate
     meetings: int
+    min_meetings: int = MIN_MEETINGS
+
+    @property
+    def significance_withheld(self) -> str | None:
+        """Why no significance is claimed whatever the CI (too few meetings); None otherwise."""
+        if self.estimate.value is None or self.meetings >= self.min_meetings:
+            return None
+        return f"n={self.meetings} meetings < {self.min_meetings}: no significance claimed"
 
     @property
     def significant(self) -> bool:
-        """The 95% CI excludes 0."""
+        """The 95% CI excludes 0, over at least ``min_meetings`` meetings."""
         e = self.estimate
-        return e.ci_low is not None and (e.ci_low > 0 or e.ci_high < 0)
+        return (e.ci_low is not None and (e.ci_low > 0 or e.ci_high < 0)
+                and self.significance_withheld is None)
 
     @property
     def better(self) -> bool | None:
@@ -56,7 +74,8 @@ class Delta:
 
     def as_dict(self) -> dict[str, Any]:
         return {"base": self.base, "other": self.other, **self.estimate.as_dict(), "meetings": self.meetings,
-                "significant": self.significant, "better": self.better}
+                "significant": self.significant, "significance_withheld": self.significance_withheld,
+                "better": self.better}
 
 
 def meeting_ratios(scores: Mapping[str, Any], where: str | Path = "scores.json") -> dict[str, dict[str, Ratio]]:
@@ -64,7 +83,9 @@ def meeting_ratios(scores: Mapping[str, Any], where: str | Path = "scores.json")
     (each metric's ``from_details`` in the catalogue).
 
     Only meetings where the metric applies appear. Each metric's ratios must add up to its
-    ``totals`` entry, else a :class:`CompareError` names ``where``.
+    ``totals`` entry, else a :class:`CompareError` names ``where``. Speaker consistency's are the
+    meetings' :class:`~speechkit.metrics.bootstrap.PairRow` s, rebuilt from the names the details
+    give each person (and checked against the meetings' pair counts).
     """
     out: dict[str, dict[str, Ratio]] = {}
     for metric in METRICS.values():
@@ -82,7 +103,25 @@ def meeting_ratios(scores: Mapping[str, Any], where: str | Path = "scores.json")
             raise CompareError(where, f"{metric.key}: per-meeting details add up to {summed.num:g}/{summed.den:g}, "
                                       f"totals say {total['numerator']:g}/{total['denominator']:g}")
         out[metric.key] = ratios
+    out["speaker_consistency"] = _consistency_rows(scores, out["speaker_consistency"], where)
     return out
+
+
+def _consistency_rows(scores: Mapping[str, Any], ratios: Mapping[str, Ratio], where: str | Path,
+                      ) -> dict[str, Ratio]:
+    """The meeting-pair rows of speaker consistency, from the names ``details.speakers.persons`` give."""
+    try:
+        names = {mid: {pid: p["name"] for pid, p in scores["meetings"][mid]["details"]["speakers"]["persons"].items()}
+                 for mid in ratios}
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise CompareError(where, f"details.speakers: cannot read the persons' names ({exc!r})") from None
+    rows = speaker_consistency(names)
+    for mid, row in rows.items():
+        if not (_close(row.num, ratios[mid].num) and _close(row.den, ratios[mid].den)):
+            raise CompareError(where, f"meetings.{mid}.details.speakers: the persons' names give {row.num:g}/"
+                                      f"{row.den:g} same-name meeting pairs, consistency says "
+                                      f"{ratios[mid].num:g}/{ratios[mid].den:g}")
+    return rows
 
 
 def _close(a: float, b: float) -> bool:
@@ -91,16 +130,17 @@ def _close(a: float, b: float) -> bool:
 
 def paired_deltas(base: Mapping[str, Any], other: Mapping[str, Any], metrics: tuple[str, ...] = TABLE_ORDER,
                   resamples: int = RESAMPLES, seed: int = SEED, names: tuple[str, str] = ("base", "other"),
-                  ) -> dict[str, Delta]:
+                  min_meetings: int = MIN_MEETINGS) -> dict[str, Delta]:
     """Metric -> :class:`Delta` of ``other`` against ``base`` (two scores.json dicts of the same
-    meetings), over the meetings where the metric applies in both."""
+    meetings), over the meetings where the metric applies in both (speaker consistency: over the
+    pairs of those meetings)."""
     a, b = meeting_ratios(base, names[0]), meeting_ratios(other, names[1])
     out = {}
     for metric in metrics:
         common = [m for m in a[metric] if m in b[metric]]
         ra, rb = [a[metric][m] for m in common], [b[metric][m] for m in common]
         out[metric] = Delta(metric, micro(ra).value, micro(rb).value,
-                            paired_bootstrap(ra, rb, resamples, seed), len(common))
+                            paired_bootstrap(ra, rb, resamples, seed), len(common), min_meetings)
     return out
 
 
@@ -153,17 +193,28 @@ class Comparison:
     metrics: tuple[str, ...]
     resamples: int
     seed: int
+    min_meetings: int = MIN_MEETINGS
+
+    @property
+    def significance_withheld(self) -> list[str]:
+        """Each distinct reason why a delta claims no significance (too few meetings), in order."""
+        reasons = (d.significance_withheld for per in self.deltas.values() for d in per.values())
+        return list(dict.fromkeys(r for r in reasons if r))
 
     def as_dict(self) -> dict[str, Any]:
         return {"baseline": self.runs[0].name, "runs": {r.name: str(r.path) for r in self.runs},
                 "workspace": self.runs[0].workspace,
-                "bootstrap": {"resamples": self.resamples, "seed": self.seed, "unit": "meeting", "paired": True},
+                "bootstrap": {"resamples": self.resamples, "seed": self.seed, "unit": "meeting", "paired": True,
+                              "speaker_consistency": "pairs of distinct meetings of each draw",
+                              "min_meetings": self.min_meetings},
+                "significance_withheld": self.significance_withheld,
                 "deltas": {name: {m: d.as_dict() for m, d in per.items()} for name, per in self.deltas.items()}}
 
 
 def compare(runs: list[Run], metrics: tuple[str, ...] = TABLE_ORDER, resamples: int = RESAMPLES,
-            seed: int = SEED) -> Comparison:
-    """Each run after the first against the first (see the module docstring)."""
+            seed: int = SEED, min_meetings: int = MIN_MEETINGS) -> Comparison:
+    """Each run after the first against the first (see the module docstring); a delta over fewer
+    than ``min_meetings`` meetings is never called significant, and the reason is logged."""
     if len(runs) < 2:
         raise CompareError(runs[0].path if runs else None, "give at least two runs to compare")
     names = [r.name for r in runs]
@@ -172,6 +223,10 @@ def compare(runs: list[Run], metrics: tuple[str, ...] = TABLE_ORDER, resamples: 
             r.name = str(r.path)
     check_comparable(runs)
     deltas = {r.name: paired_deltas(runs[0].scores, r.scores, metrics, resamples, seed,
-                                    names=(str(runs[0].path), str(r.path))) for r in runs[1:]}
-    return Comparison(runs, deltas, tuple(metrics), resamples, seed)
+                                    names=(str(runs[0].path), str(r.path)), min_meetings=min_meetings)
+              for r in runs[1:]}
+    comparison = Comparison(runs, deltas, tuple(metrics), resamples, seed, min_meetings)
+    for reason in comparison.significance_withheld:
+        log.warning("%s", reason)
+    return comparison
 

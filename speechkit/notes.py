@@ -12,17 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
+from speechkit.io.fields import FieldError, checked_mapping
+
 NOTES_FORMAT = "speechkit-notes/1"
 #: What a gold fact is about: a decision, an action item opened or closed, a number stated.
 FACT_KINDS = ("decision", "action_item", "closed_action_item", "number")
 
 
-class NotesError(ValueError):
+class NotesError(FieldError):
     """A notes mapping is malformed: ``field`` (``action_items[2].due``) and what is wrong."""
-
-    def __init__(self, field: str, problem: str) -> None:
-        self.field, self.problem = field, problem
-        super().__init__(f"{field}: {problem}" if field else problem)
 
 
 def _text(data: Mapping[str, Any], key: str, where: str, required: bool = True) -> str | None:
@@ -38,15 +36,6 @@ def _list(data: Mapping[str, Any], key: str, where: str) -> list:
     value = data.get(key, [])
     if not isinstance(value, list):
         raise NotesError(f"{where}{key}", f"expected a list, got {type(value).__name__}")
-    return value
-
-
-def _mapping(value: Any, where: str, allowed: tuple[str, ...]) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        raise NotesError(where, f"expected an object, got {type(value).__name__}")
-    unknown = sorted(set(map(str, value)) - set(allowed))
-    if unknown:
-        raise NotesError(where, f"unknown key(s) {', '.join(unknown)[:200]}; allowed: {', '.join(allowed)}")
     return value
 
 
@@ -79,7 +68,7 @@ class ActionItem:
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "") -> "ActionItem":
-        obj = _mapping(data, where.rstrip("."), tuple(f.name for f in fields(cls)))
+        obj = checked_mapping(data, where.rstrip("."), tuple(f.name for f in fields(cls)))
         return cls(**{f.name: _text(obj, f.name, where, required=f.name == "description") for f in fields(cls)})
 
 
@@ -96,7 +85,7 @@ class Decision:
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "") -> "Decision":
-        obj = _mapping(data, where.rstrip("."), ("topic", "choice", "id"))
+        obj = checked_mapping(data, where.rstrip("."), ("topic", "choice", "id"))
         return cls(topic=_text(obj, "topic", where), choice=_text(obj, "choice", where),
                    id=_text(obj, "id", where, required=False))
 
@@ -116,7 +105,7 @@ class Fact:
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "") -> "Fact":
-        obj = _mapping(data, where.rstrip("."), ("kind", "text", "entities"))
+        obj = checked_mapping(data, where.rstrip("."), ("kind", "text", "entities"))
         kind = _text(obj, "kind", where)
         if kind not in FACT_KINDS:
             raise NotesError(f"{where}kind", f"unknown kind {kind!r}; expected one of {', '.join(FACT_KINDS)}")
@@ -159,7 +148,7 @@ class Notes:
 
 
 def _check_header(data: Any, allowed: tuple[str, ...]) -> Mapping[str, Any]:
-    obj = _mapping(data, "", allowed)
+    obj = checked_mapping(data, "", allowed)
     version = obj.get("format", NOTES_FORMAT)
     if version != NOTES_FORMAT:
         raise NotesError("format", f"unsupported format {version!r}; this speechkit reads {NOTES_FORMAT!r}")

@@ -17,6 +17,7 @@ stages:                       # each stage: a backend and its options (docs/arch
 context: {prompt_tokens: 200, hotwords: 40, prior_terms: 20}   # budgets, see speechkit.context
 resources:                    # optional; what the Ray executor requests per stage (docs/ray.md)
   asr: {num_gpus: 1, num_cpus: 1, batch_size: 4, concurrency: 2}
+qa: {backend: extractive}     # optional: answer the workspace's gold questions before scoring (speechkit.qa.run)
 ```
 
 Every key is checked on load, before any audio is read: an unknown option (with the nearest known
@@ -48,10 +49,11 @@ from speechkit.errors import FormatError, brief
 from speechkit.io._lines import read_text
 from speechkit.io.names import id_problem
 from speechkit.io.yamlfile import parse_yaml
+from speechkit.qa.run import parse_qa
 from speechkit.stages import OPTIONAL_STAGES, STAGES, StageSpec, parse_stage
 from speechkit.stages.options import OptionError, StageOptions, bounded
 
-RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources"}
+RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources", "qa"}
 RESOURCE_NAMES = ("vad", "diarize", "asr", "workspace")
 LEVELS = (1, 2, 3)
 _LEVEL_NAME = re.compile(r"^(?:(?P<family>[\w.-]+)-)?l(?P<level>[123])$")
@@ -131,6 +133,7 @@ class Recipe:
     device: str = "auto"
     path: Path | None = None
     resources: dict[str, StageResources] = field(default_factory=dict)
+    qa: StageSpec | None = None
 
     def at_level(self, level: int) -> "Recipe":
         """The recipe run at context ``level``; its name gets ``-lN``."""
@@ -178,7 +181,8 @@ class Recipe:
         return {"name": self.name, "level": self.level, "device": self.device,
                 "stages": {name: spec.as_dict() for name, spec in self.stages.items()},
                 "context": self.context.as_dict(),
-                "resources": {name: r.as_dict() for name, r in self.resources.items()}}
+                "resources": {name: r.as_dict() for name, r in self.resources.items()},
+                **({"qa": self.qa.as_dict()} if self.qa is not None else {})}
 
 
 def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
@@ -228,13 +232,14 @@ def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
                 specs[name] = parse_stage(name, stages.get(name))
         budget = ContextBudget.from_dict(data.get("context"), "context")
         workers = _resources(data.get("resources"))
+        qa = parse_qa(data["qa"]) if "qa" in data else None
     except OptionError as exc:
         raise RecipeError(path, exc.problem, field=exc.field) from None
     name = data.get("name") or path.stem
     if id_problem(name):
         raise RecipeError(path, f"{id_problem(name)} (it names the default run folder)", field="name")
     recipe = Recipe(name=name, level=file_level, stages=specs, context=budget, device=device,
-                    path=path.resolve(), resources=workers)
+                    path=path.resolve(), resources=workers, qa=qa)
     return recipe.at_level(level) if level is not None else recipe
 
 

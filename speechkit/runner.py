@@ -8,6 +8,7 @@ Run folder layout (``OUT``)::
     cache/<stage>/<key>.json     stored stage results (unless the run is given another cache folder)
     context/<meeting>.json       what the context builder added (sizes, budgets; the notes context)
     notes/<meeting>.json         the meeting's notes (``speechkit-notes/1``), when the recipe summarizes
+    qa.json                      answers to the workspace's gold questions, when the recipe has a ``qa`` block
     scores.json                  see docs/scores-schema.md
     report.md, report.html       tables and plots
     run.json                     recipe, package versions, model hashes, runtime (device,
@@ -167,6 +168,9 @@ def finish_run(recipe: Recipe, ws: Workspace, out: Path, results: dict[str, Casc
     from speechkit.report import write_report
     from speechkit.scoring import score_workspace
 
+    if recipe.qa is not None:  # answered before scoring, which reads qa.json
+        from speechkit.qa.run import answer_run
+        answer_run(ws, out, recipe.qa)
     llm = llm_run.finish_run(recipe)  # fails the run when more LLM requests failed than allowed
     scores = score_workspace(ws, out / "transcripts", out=out / "scores.json")
     cache_counts = {"hits": cache.hits, "misses": cache.misses} if cache else None

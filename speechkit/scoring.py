@@ -26,16 +26,18 @@ from speechkit.metrics.bootstrap import (PERCENTILES, RESAMPLES, SEED, Estimate,
                                          check_bootstrap_settings, micro)
 from speechkit.metrics.catalog import METRICS, NOTES_METRICS, TRANSCRIPT_METRICS
 from speechkit.metrics.cpwer import TCP_COLLAR, cpwer, tcpwer
-from speechkit.metrics.diarization import COLLAR, diarization_errors
+from speechkit.metrics.diarization import BASELINES, COLLAR, baselines, diarization_errors
 from speechkit.metrics.normalize import NORMALIZER_NAME
 from speechkit.metrics.notes import score_notes, vocabulary
+from speechkit.metrics.per_speaker import per_speaker_errors
+from speechkit.metrics.qa import add_question_scores
 from speechkit.metrics.speakers import SpeakerAttribution, attribute_speakers, attribute_turns, speaker_consistency
 from speechkit.metrics.terms import term_recalls
 from speechkit.metrics.wer import word_error_rate
 from speechkit.notes import GoldNotes, Notes
 from speechkit.text_similarity import TextSimilarity, text_similarity
 from speechkit.transcript import Transcript
-from speechkit.workspace import Person, TermSet, Workspace
+from speechkit.workspace import Meeting, Person, TermSet, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +57,8 @@ class ScoreOptions:
     ``tcp_collar``: tcpWER collar in seconds. ``resamples``/``seed``: the bootstrap over meetings
     (0 resamples: no CI). ``similarity``: how action items are matched by description
     (:func:`speechkit.text_similarity.text_similarity`: ``auto`` takes the sentence embedder when
-    it is installed, else the lexical measure).
+    it is installed, else the lexical measure). ``der_from_segments``: where the hypothesis has no
+    speaker turns (an RTTM), score DER/JER on its transcript segments (else they are n/a).
     """
 
     collar: float = COLLAR
@@ -64,6 +67,7 @@ class ScoreOptions:
     seed: int = SEED
     similarity: Literal["auto", "embedding", "lexical"] = "auto"
     uem: Uem | None = None
+    der_from_segments: bool = False
 
     def __post_init__(self) -> None:
         if self.similarity not in ("auto", "embedding", "lexical"):
@@ -84,6 +88,7 @@ class ScoreOptions:
             "der_collar_note": f"{self.collar} s on each side of every reference boundary "
                                f"(pyannote.metrics collar={2 * self.collar}, total width); skip_overlap false",
             "der_uem": self.uem.path if self.uem else None,
+            "der_from_segments": self.der_from_segments,
             "tcpwer_collar_s": self.tcp_collar,
             "bootstrap": {"resamples": self.resamples, "seed": self.seed, "unit": "meeting",
                           "rng": "numpy.random.default_rng", "percentiles": list(PERCENTILES)},
@@ -99,8 +104,9 @@ class MeetingPair:
     ``reference`` holds the words with person ids as speakers (None if the meeting has no
     reference transcript); ``turns`` the reference speaker turns for DER/JER; ``terms`` the
     terms the manifest says were spoken (None: scan the reference); ``hypothesis_has_names``
-    is False for hypothesis formats without a speaker-name field. ``hypothesis_turns`` are the
-    system's speaker turns (its RTTM) for DER/JER; None scores the hypothesis segments instead.
+    is False for a hypothesis that names no speaker. ``hypothesis_turns`` are the
+    system's speaker turns for DER/JER: its RTTM, or its transcript segments when the user asked
+    for that (``ScoreOptions.der_from_segments``); None: DER/JER are not applicable.
     ``notes`` say what was left out of the input files (segments of other sessions); they go to
     ``details.notes``. ``predicted_notes`` are the run's meeting notes and ``gold_notes`` the
     workspace's (None where there are none: the notes metrics are then not applicable).
@@ -158,7 +164,11 @@ def _missing_inputs(pair: MeetingPair, terms: TermSet | None) -> dict[str, str]:
         "hypothesis words": (hyp.has_words, "the hypothesis format has no words (RTTM)"),
         "hypothesis speakers": (hyp.has_speakers, "the hypothesis format has no speakers (CTM)"),
         "hypothesis names": (pair.hypothesis_has_names,
-                             "the hypothesis format has no speaker names (only SegLST has speaker_name)"),
+                             "the hypothesis names no speaker (only SegLST has speaker_name, and no segment "
+                             "of this hypothesis has one)"),
+        "hypothesis turns": (pair.hypothesis_turns is not None,
+                             "no hypothesis speaker turns (an RTTM: the run's <meeting>.rttm, or --hyp FILE.rttm); "
+                             "transcript segments are scored as turns only with --der-from-segments"),
         "term set": (terms is not None, "no term set: a single pair is scored without a workspace"),
         "gold notes": (pair.gold_notes is not None,
                        "no gold notes for this meeting (a workspace's meetings/<id>/notes.json)"),
@@ -193,15 +203,48 @@ def _score_one(pair: MeetingPair, people: Mapping[str, Person], terms: TermSet |
         for metric, result in (("cpwer", cpwer(ref, hyp)), ("tcpwer", tcpwer(ref, hyp, options.tcp_collar))):
             m.set(metric, result.ratio)
             m.details[metric] = result.details()
+        m.details["per_speaker"] = per_speaker_errors(ref, hyp, m.details["cpwer"]["assignment"], pair.turns)
     if "der" not in m.reasons:
         turns = pair.hypothesis_turns
-        d = diarization_errors(pair.turns, hyp if turns is None else turns, options.collar,
+        d = diarization_errors(pair.turns, turns, options.collar,
                                options.uem.regions_of(pair.id) if options.uem else None)
         m.set("der", d.der)
         m.set("jer", d.jer_ratio)
-        m.details["diarization"] = {**d.details(), "hypothesis": "transcript segments" if turns is None
+        m.details["diarization"] = {**d.details(), "hypothesis": "transcript segments" if turns.has_words
                                     else "speaker turns (RTTM)"}
+        m.details["diarization"]["baselines"] = _diarization_baselines(pair, turns, options)
     return m
+
+
+def _diarization_baselines(pair: MeetingPair, hypothesis: Transcript, options: ScoreOptions) -> dict[str, Any]:
+    """The DER components and JER of the trivial diarizations (one label over the reference speech,
+    one label over ``hypothesis``'s speech) of one meeting, scored as its DER is."""
+    uem = options.uem.regions_of(pair.id) if options.uem else None
+    return {key: result.details() for key, result in baselines(pair.turns, hypothesis, options.collar, uem).items()}
+
+
+def _baseline_aggregates(scored: Sequence[_Meeting], options: ScoreOptions) -> dict[str, Any]:
+    """scores.json ``baselines``: per trivial diarization, its DER and JER over the meetings where DER was
+    computed, aggregated and bootstrapped as DER and JER are."""
+    out = {}
+    for key in BASELINES:
+        details = [{"diarization": m.details["diarization"]["baselines"][key]} for m in scored
+                   if "baselines" in m.details.get("diarization", {})]
+        out[key] = {metric: bootstrap([METRICS[metric].from_details(d) for d in details], options.resamples,
+                                      options.seed).as_dict() for metric in ("der", "jer")}
+    return out
+
+
+def _components(scored: Sequence[_Meeting]) -> dict[str, Any]:
+    """scores.json ``components``: the WER and DER error counts summed over the meetings where the
+    metric was computed (shares of ``reference_words`` / ``total_s`` that add up to WER / DER)."""
+    fields = {"wer": ("wer", ("substitutions", "deletions", "insertions", "reference_words")),
+              "der": ("diarization", ("missed_detection_s", "false_alarm_s", "confusion_s", "total_s"))}
+    out = {}
+    for metric, (detail, names) in fields.items():
+        computed = [m.details[detail] for m in scored if detail in m.details]
+        out[metric] = {"meetings": len(computed), **{name: sum(d[name] for d in computed) for name in names}}
+    return out
 
 
 def _score_notes(scored: Sequence[_Meeting], names: Iterable[str], options: ScoreOptions) -> dict[str, Any]:
@@ -267,7 +310,8 @@ def score_meetings(pairs: Sequence[MeetingPair], people: Mapping[str, Person], t
             entry["details"]["notes"] = list(m.pair.notes)
         meetings[m.pair.id] = entry
     return {"schema": SCHEMA, "source": source or {}, "settings": settings, "aggregate": aggregate,
-            "totals": totals, "not_applicable": not_applicable, "meetings": meetings}
+            "totals": totals, "not_applicable": not_applicable, "components": _components(scored),
+            "baselines": _baseline_aggregates(scored, options), "meetings": meetings}
 
 
 def _written(scores: dict[str, Any], out: str | Path | None) -> dict[str, Any]:
@@ -317,6 +361,22 @@ def _has_word_times(transcript: Transcript) -> bool:
     return bool(words) and all(w.start is not None and w.end is not None for w in words)
 
 
+def meeting_reference(meeting: Meeting, notes: list[str] | None = None) -> Transcript | None:
+    """The reference transcript of a workspace meeting (speakers are person ids), None without one;
+    ``notes`` (when given) says what of the file was left out."""
+    return _pick(meeting.reference, meeting.id, notes=notes) if meeting.reference else None
+
+
+def reference_turns(meeting: Meeting, reference: Transcript | None, notes: list[str] | None = None,
+                    ) -> Transcript | None:
+    """The reference speaker turns DER/JER score for ``meeting`` (``reference`` is its
+    :func:`meeting_reference`): the reference's segments when its words carry times, else the
+    meeting's RTTM when given, else the reference's segments (None: no turns)."""
+    if meeting.rttm is not None and (reference is None or not _has_word_times(reference)):
+        return _pick(meeting.rttm, meeting.id, notes=notes)
+    return reference
+
+
 def hypothesis_path(run_dir: Path, meeting_id: str) -> Path:
     """The hypothesis file of a meeting in a run folder (``<id>.json`` or ``<id>.seglst.json``)."""
     if id_problem(meeting_id):  # a workspace built in Python, not loaded from a checked manifest
@@ -342,7 +402,8 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
     """Score a run folder (one SegLST hypothesis per meeting) against a workspace's references.
 
     DER and JER score the meeting's speaker turns, ``<id>.rttm`` beside the SegLST file (a run
-    writes the diarization there), or the SegLST segments where there is no RTTM. The notes
+    writes the diarization there); where there is none they are not applicable, unless
+    ``options.der_from_segments`` scores the SegLST segments instead. The notes
     metrics score ``<id>.json`` of ``notes_dir`` (default :func:`notes_folder`) against the
     meeting's gold notes; a meeting without either has them not applicable.
 
@@ -373,18 +434,16 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
     for meeting in ws.scored_meetings:  # an enrollment-only meeting has no hypothesis and is not scored
         notes: list[str] = []
         hyp = _pick(hyp_paths[meeting.id], meeting.id, notes=notes)
-        ref = _pick(meeting.reference, meeting.id, notes=notes) if meeting.reference else None
+        ref = meeting_reference(meeting, notes)
         if ref is not None:
             for speaker in ref.speakers:
                 if speaker not in people:
                     raise FormatError(meeting.reference, f"speaker {speaker!r} is not a person id of the workspace "
                                                          f"(known: {', '.join(people)})")
-        if meeting.rttm is not None and (ref is None or not _has_word_times(ref)):
-            turns = _pick(meeting.rttm, meeting.id, notes=notes)
-        else:
-            turns = ref
+        turns = reference_turns(meeting, ref, notes)
         rttm = turn_paths[meeting.id]
-        hyp_turns = _pick(rttm, meeting.id, notes=notes) if rttm.is_file() else None
+        hyp_turns = (_pick(rttm, meeting.id, notes=notes) if rttm.is_file()
+                     else hyp if options.der_from_segments else None)
         predicted = notes_paths[meeting.id]
         pairs.append(MeetingPair(meeting.id, hyp, ref, turns, meeting.terms, notes=tuple(notes),
                                  hypothesis_turns=hyp_turns,
@@ -393,7 +452,8 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
     # The run folder is not recorded: scores.json lies in it, and two runs of one recipe into two
     # folders must give the same bytes.
     source = {"workspace": str(ws.root)}
-    return _written(score_meetings(pairs, people, ws.terms, options, source, vocabulary(ws)), out)
+    return _written(add_question_scores(score_meetings(pairs, people, ws.terms, options, source, vocabulary(ws)),
+                                        ws, run), out)
 
 
 def score_files(reference: str | Path, hypothesis: str | Path, session: str | None = None,
@@ -404,7 +464,9 @@ def score_files(reference: str | Path, hypothesis: str | Path, session: str | No
     each is paired whatever the ids (the hypothesis is scored under the reference's id); files
     with several sessions are paired by session id, and a session on one side only is an error.
     The reference speaker labels stand for the people (a label ``Diane_Smith`` is the person
-    "Diane Smith"); there is no term set, so number and term recall are not applicable. With
+    "Diane Smith"); there is no term set, so number and term recall are not applicable. DER/JER
+    score an RTTM hypothesis (other formats' segments only with ``options.der_from_segments``);
+    named-speaker accuracy and consistency need a hypothesis that names someone. With
     ``out`` the scores are also written there (atomically).
     """
     ref_path, hyp_path = Path(reference), Path(hypothesis)
@@ -431,6 +493,8 @@ def score_files(reference: str | Path, hypothesis: str | Path, session: str | No
         others = {sid: t for sid, t in hyps.items() if sid != session}
         notes.append(f"{hyp_path}: scored session {session!r} (--session); left out "
                      f"{sum(len(t.segments) for t in others.values())} segment(s) of: {_sessions(others)}")
+    # a file naming nobody gives only per-meeting labels: named accuracy and consistency would be a foregone 0
+    named = CAPABILITIES[hyp_fmt][2] and any(seg.speaker_name for t in hyps.values() for seg in t.segments)
     pairs = []
     for sid in ids:
         if single:
@@ -442,7 +506,8 @@ def score_files(reference: str | Path, hypothesis: str | Path, session: str | No
                                         f"(hypothesis sessions: {_sessions(hyps)})")
         ref = refs[sid]
         hyp = hyp if hyp.session_id == sid else replace(hyp, session_id=sid)
-        pairs.append(MeetingPair(sid, hyp, ref, ref, None, hypothesis_has_names=CAPABILITIES[hyp_fmt][2],
+        pairs.append(MeetingPair(sid, hyp, ref, ref, None, hypothesis_has_names=named,
+                                 hypothesis_turns=hyp if hyp_fmt == "rttm" or options.der_from_segments else None,
                                  notes=tuple(notes)))
     people = {label: Person(id=label, name=label.replace("_", " "))
               for ref in refs.values() for label in ref.speakers}
@@ -468,6 +533,15 @@ def _table(scores: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
     return [line(header), rule, *map(line, rows), rule, *map(line, footer)]
 
 
+def _baseline_lines(scores: Mapping[str, Any]) -> list[str]:
+    """DER and JER beside their trivial baselines (one line each), where DER was computed."""
+    if scores["aggregate"]["der"]["value"] is None:
+        return []
+    return [f"{METRICS[k].short} {METRICS[k].format(scores['aggregate'][k]['value'])} against doing nothing: "
+            + "; ".join(f"{label} {METRICS[k].format(scores['baselines'][b][k]['value'])}" for b, label in BASELINES.items())
+            for k in ("der", "jer")]
+
+
 def format_table(scores: Mapping[str, Any]) -> str:
     """A readable table of ``scores``: one row per meeting, the aggregate and its 95% CI; the notes
     metrics in a second table when any applies; the reasons of the metrics not applicable."""
@@ -478,6 +552,7 @@ def format_table(scores: Mapping[str, Any]) -> str:
            + f"; tcpWER collar {s['tcpwer_collar_s']:g} s.",
            f"Aggregate: micro over the meetings where a metric applies (JER: mean); 95% CI from "
            f"{s['bootstrap']['resamples']} bootstrap resamples of meetings (seed {s['bootstrap']['seed']})."]
+    out += _baseline_lines(scores)
     out += [f"n/a {METRICS[k].short}: {reason}" for k, reason in scores["not_applicable"].items() if k in TRANSCRIPT_METRICS]
     shorts: dict[str, list[str]] = {}  # notes metrics n/a, grouped by reason
     for key, reason in scores["not_applicable"].items():

@@ -2,17 +2,36 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import soundfile as sf
 import yaml
 
+from llm_helpers import Endpoint
+
 from speechkit.io.stm import read_stm, write_stm
 from speechkit.transcript import Transcript
 
 REPO = Path(__file__).resolve().parents[1]
 REALDATA = (REPO / ".." / "shared" / "realdata").resolve()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "local_llm: end-to-end tests that generate with the packaged LLM on "
+                                       "llama.cpp's local server (minutes on a CPU): make test-llm, which CI runs")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The local_llm tests run only when selected (``-m local_llm``), as the Ray tests do, so that
+    ``make test`` stays within its time on two cores."""
+    if "local_llm" in (config.getoption("-m") or ""):
+        return
+    chosen = [item for item in items if item.get_closest_marker("local_llm") is None]
+    if len(chosen) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in chosen])
+        items[:] = chosen
 
 
 @pytest.fixture(scope="session")
@@ -129,3 +148,13 @@ def offline_models(tmp_path, monkeypatch):
     registry.identity.cache_clear()
     yield folder
     registry.identity.cache_clear()
+
+
+@pytest.fixture
+def served() -> Iterator[list[Endpoint]]:
+    """A list to append the stand-in LLM endpoints of a test to (tests/llm_helpers.py); each is
+    closed when the test ends."""
+    started: list[Endpoint] = []
+    yield started
+    for server in started:
+        server.close()

@@ -10,8 +10,9 @@ import pytest
 from speechkit.cli import main
 from speechkit.compare import CompareError, compare, load_run, meeting_ratios, paired_deltas
 from speechkit.io.stm import read_stm
+from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
-from speechkit.metrics.bootstrap import Ratio, bootstrap, micro, paired_bootstrap
+from speechkit.metrics.bootstrap import PairRow, Ratio, bootstrap, micro, paired_bootstrap
 from speechkit.scoring import score_workspace
 from speechkit.transcript import Segment, Transcript
 
@@ -35,8 +36,10 @@ def test_paired_bootstrap_resamples_both_systems_on_the_same_draw():
         paired_bootstrap(base, other[:3])
 
 
-def _run(ws: Path, out: Path, drop_every: int) -> Path:
-    """A run folder whose hypotheses are the references with every ``drop_every``-th word left out."""
+def _run(ws: Path, out: Path, drop_every: int, named: bool = True) -> Path:
+    """A run folder whose hypotheses are the references with every ``drop_every``-th word left out;
+    the speakers named as the reference names them, or (``named`` False, as at level 1) labels only;
+    its speaker turns (the RTTM DER scores) are the reference's segments."""
     import yaml
     manifest = yaml.safe_load((ws / "workspace.yaml").read_text())
     for meeting in manifest["meetings"]:
@@ -44,8 +47,10 @@ def _run(ws: Path, out: Path, drop_every: int) -> Path:
         segments = []
         for k, seg in enumerate(ref.segments):
             words = [w for i, w in enumerate(seg.text.split()) if (i + k) % drop_every]
-            segments.append(Segment(seg.start, seg.end, f"S{seg.speaker}", " ".join(words), speaker_name=seg.speaker))
+            segments.append(Segment(seg.start, seg.end, f"S{seg.speaker}", " ".join(words),
+                                    speaker_name=seg.speaker if named else None))
         write_seglst(out / "transcripts" / f"{meeting['id']}.json", [Transcript(meeting["id"], segments)])
+        write_rttm(out / "transcripts" / f"{meeting['id']}.rttm", [Transcript(meeting["id"], segments, has_words=False)])
     score_workspace(ws, out / "transcripts", out=out / "scores.json")
     return out
 
@@ -115,3 +120,43 @@ def test_runs_of_different_workspaces_are_refused(runs, tmp_path, make_real_work
     (tmp_path / "fewer.json").write_text(json.dumps(fewer))
     with pytest.raises(CompareError, match="covers meetings m1"):
         compare([load_run(a), load_run(tmp_path / "fewer.json")])
+
+
+def test_two_meetings_show_no_star_and_say_why(runs, tmp_path, capsys, caplog):
+    """Two runs of the two-meeting workspace, labels only (as L1) and named (as L3): consistency goes
+    from 0 to 1 in both meetings, a zero-width interval; no significance is claimed, and why is printed."""
+    ws, (a, _, _) = runs
+    labels = _run(ws, tmp_path / "labels", 4, named=False)
+    assert main(["compare", str(labels), str(a), "--out", str(tmp_path / "cmp")]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| speaker consistency | +"))
+    assert "[+1.000, +1.000]" in row and "*" not in row
+    assert caplog.messages == ["n=2 meetings < 5: no significance claimed"]  # the CLI prints warnings to stderr
+    saved = json.loads((tmp_path / "cmp" / "comparison.json").read_text())
+    delta = saved["deltas"]["a"]["speaker_consistency"]
+    assert delta["significant"] is False and delta["meetings"] == 2
+    assert delta["significance_withheld"] == "n=2 meetings < 5: no significance claimed"
+    assert saved["bootstrap"]["min_meetings"] == 5
+    assert saved["significance_withheld"] == ["n=2 meetings < 5: no significance claimed"]
+    # the same comparison with the minimum lowered to 2 stars it: the minimum is what withholds it
+    caplog.clear()
+    assert main(["compare", str(labels), str(a), "--min-meetings", "2"]) == 0
+    assert "| speaker consistency | +1.000 [+1.000, +1.000] * (better)" in capsys.readouterr().out
+    assert not caplog.messages
+    with pytest.raises(SystemExit):
+        main(["compare", str(labels), str(a), "--min-meetings", "-1"])
+    assert "--min-meetings: expected a whole number from 0 to" in capsys.readouterr().err
+
+
+def test_consistency_is_compared_as_meeting_pairs(runs):
+    """The consistency ratios a comparison resamples are meeting-pair rows rebuilt from the names
+    scores.json gives each person, checked against the pair counts."""
+    _, (a, _, _) = runs
+    scores = json.loads((a / "scores.json").read_text())
+    rows = meeting_ratios(scores)["speaker_consistency"]
+    assert all(isinstance(r, PairRow) for r in rows.values())
+    assert set(rows["m1"].pairs) == {"m2"} and rows["m1"].pairs["m2"] == (rows["m1"].num, rows["m1"].den)
+    person = next(iter(scores["meetings"]["m1"]["details"]["speakers"]["persons"].values()))
+    person["name"] = "Somebody Else"
+    with pytest.raises(CompareError, match="the persons' names give"):
+        meeting_ratios(scores)

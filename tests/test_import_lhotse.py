@@ -214,7 +214,7 @@ def test_enrollment_meeting_is_neither_run_nor_scored(manifests, tmp_path):
 def test_turns_only_references_score_der_and_consistency(series, tmp_path):
     """Hypothesis = the reference turns, named: DER 0 and consistency 1; unnamed labels: consistency 0."""
     from speechkit.io.seglst import write_seglst
-    from speechkit.scoring import score_workspace
+    from speechkit.scoring import ScoreOptions, score_workspace
     from speechkit.transcript import Transcript
 
     for named in (True, False):
@@ -224,7 +224,7 @@ def test_turns_only_references_score_der_and_consistency(series, tmp_path):
             write_seglst(run / f"{meeting.id}.json", [Transcript(meeting.id, [
                 s.with_speaker(speaker=f"SPK_{s.speaker}", speaker_name=s.speaker if named else None)
                 for s in turns.segments])])
-        scores = score_workspace(series, run)
+        scores = score_workspace(series, run, ScoreOptions(der_from_segments=True))  # the segments are the turns
         assert scores["aggregate"]["der"]["value"] == 0.0
         assert scores["aggregate"]["speaker_consistency"]["value"] == (1.0 if named else 0.0)
         assert scores["totals"]["speaker_consistency"]["denominator"] == 8

@@ -25,14 +25,6 @@ SCHEMA = {"type": "object", "properties": {"term": {"type": "string", "enum": ["
 MESSAGES = [{"role": "user", "content": "Which term is 'p ninety nine'?"}]
 
 
-@pytest.fixture
-def served() -> Iterator[list[Endpoint]]:
-    started: list[Endpoint] = []
-    yield started
-    for server in started:
-        server.close()
-
-
 def start(served: list[Endpoint], behaviour, models: list[str] | None = None) -> Endpoint:
     server = Endpoint(behaviour, models)
     served.append(server)

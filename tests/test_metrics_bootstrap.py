@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from speechkit.metrics.bootstrap import Ratio, bootstrap, micro
+from speechkit.metrics.bootstrap import PairRow, Ratio, bootstrap, micro, paired_bootstrap
 
 RATIOS = [Ratio(3, 40), Ratio(10, 50), Ratio(0, 20), Ratio(7, 30), Ratio(2, 0), Ratio(12, 60)]
 
@@ -44,3 +44,57 @@ def test_not_applicable_is_all_null():
     assert bootstrap([Ratio(0, 0), Ratio(0, 0)]).as_dict() == {"value": None, "ci_low": None, "ci_high": None}
     assert bootstrap([]).value is None
     assert bootstrap([Ratio(1, 2)], resamples=0).as_dict() == {"value": 0.5, "ci_low": None, "ci_high": None}
+
+
+# Speaker consistency is counted over pairs of meetings: four meetings, each pair's (same, shared).
+PAIRS = {("a", "b"): (2, 2), ("a", "c"): (0, 1), ("b", "c"): (1, 2), ("c", "d"): (1, 1), ("a", "d"): (0, 2)}
+
+
+def _rows(meetings: str) -> list[PairRow]:
+    rows = []
+    for m in meetings:
+        pairs = {(o if x == m else x): c for (x, o), c in PAIRS.items() if m in (x, o)}
+        rows.append(PairRow(sum(n for n, _ in pairs.values()), sum(d for _, d in pairs.values()), m, pairs))
+    return rows
+
+
+def test_pair_rows_are_counted_over_the_pairs_of_the_meetings_given():
+    rows = _rows("abcd")
+    assert micro(rows) == Ratio(2 * 4, 2 * 8)  # ordered pairs: each pair twice
+    # without d, a's and c's pairs with d are left out (their rows' sums still hold them)
+    assert micro(_rows("abc")) == Ratio(2 * 3, 2 * 5)
+    assert micro([r for r in rows if r.meeting != "d"]) == micro(_rows("abc"))
+
+
+def test_pair_rows_are_resampled_over_the_pairs_of_distinct_meetings_drawn():
+    """Each draw's ratio sums the pairs of every two draws of distinct meetings, by hand."""
+    rows = _rows("abcd")
+    idx = np.random.default_rng(0).integers(0, 4, size=(1000, 4))
+    ratios = []
+    for draw in idx:
+        num = den = 0
+        for p in draw:
+            for q in draw:
+                pair = PAIRS.get((rows[p].meeting, rows[q].meeting)) or PAIRS.get((rows[q].meeting, rows[p].meeting))
+                if p != q and pair:  # a meeting drawn twice is no pair with itself
+                    num, den = num + pair[0], den + pair[1]
+        if den:
+            ratios.append(num / den)
+    assert len(ratios) < 1000  # draws of one meeting only have no pair: dropped
+    low, high = np.percentile(ratios, [2.5, 97.5])
+    estimate = bootstrap(rows)
+    assert estimate.value == 0.5 and (estimate.ci_low, estimate.ci_high) == (pytest.approx(low), pytest.approx(high))
+    # resampling each meeting's row as if it stood alone gives another interval
+    plain = bootstrap([Ratio(r.num, r.den) for r in rows])
+    assert plain.value == estimate.value and (plain.ci_low, plain.ci_high) != (estimate.ci_low, estimate.ci_high)
+
+
+def test_paired_bootstrap_of_pair_rows_uses_the_same_draws():
+    rows = _rows("abcd")
+    none_same = [PairRow(0, r.den, r.meeting, {o: (0, d) for o, (_, d) in r.pairs.items()}) for r in rows]
+    delta = paired_bootstrap(none_same, rows)
+    assert delta.value == 0.5
+    # every draw's difference is that draw's consistency of ``rows``: the same draws as bootstrap()
+    assert (delta.ci_low, delta.ci_high) == (bootstrap(rows).ci_low, bootstrap(rows).ci_high)
+    with pytest.raises(ValueError, match="either all per meeting or all PairRows"):
+        micro([rows[0], Ratio(1, 2)])

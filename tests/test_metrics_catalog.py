@@ -16,10 +16,11 @@ from speechkit.compare import compare, load_run
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import read_stm
 from speechkit.metrics.bootstrap import micro
-from speechkit.metrics.catalog import GROUPS, METRICS, NOTES_METRICS, TABLE_ORDER, TRANSCRIPT_METRICS
+from speechkit.metrics.catalog import (GROUPS, METRICS, NOTES_METRICS, QUESTION_METRICS, TABLE_ORDER,
+                                       TRANSCRIPT_METRICS, by_direction)
 from speechkit.recipe import load_recipe
 from speechkit.report import print_summary, write_comparison, write_report
-from speechkit.scoring import score_workspace
+from speechkit.scoring import ScoreOptions, score_workspace
 from speechkit.transcript import Segment, Transcript
 
 LABELS = [METRICS[k].label for k in TABLE_ORDER]
@@ -35,7 +36,7 @@ def _run(ws: Path, out: Path, drop_every: int) -> Path:
                                                                      if (i + k) % drop_every), speaker_name=s.speaker)
                     for k, s in enumerate(ref.segments)]
         write_seglst(out / f"{meeting['id']}.json", [Transcript(meeting["id"], segments)])
-    score_workspace(ws, out, out=out / "scores.json")
+    score_workspace(ws, out, ScoreOptions(der_from_segments=True), out=out / "scores.json")
     return out
 
 
@@ -76,7 +77,8 @@ def test_every_metric_is_read_back_from_its_details(runs):
         read = (metric.from_details(e["details"]) for e in scores["meetings"].values())
         ratios = [r for r in read if r is not None]
         total = scores["totals"][key]
-        assert len(ratios) == total["meetings"] == (0 if key in NOTES_METRICS else 2), key  # the runs have no notes
+        # the runs have no notes and the workspace no questions
+        assert len(ratios) == total["meetings"] == (0 if key in NOTES_METRICS + QUESTION_METRICS else 2), key
         assert (micro(ratios).num, micro(ratios).den) == pytest.approx((total["numerator"], total["denominator"])), key
 
 
@@ -85,9 +87,12 @@ def test_report_score_table_and_comparison_show_the_catalogue(runs, tmp_path, ca
     scores = json.loads((a / "scores.json").read_text())
     write_report(tmp_path, load_recipe("l1"), SimpleNamespace(name="real", meetings=[1, 2]), scores)
     report = (tmp_path / "report.md").read_text()
-    aggregate = _table(report, "## Aggregate")
-    assert [row[0] for row in aggregate[1:]] == LABELS  # tcpWER included
-    assert aggregate[1][1] == METRICS["wer"].format_estimate(scores["aggregate"]["wer"])
+    lower, higher = _table(report, "### Lower is better"), _table(report, "### Higher is better")
+    shown = [row[0] for row in lower[1:] + higher[1:]]
+    assert shown == [METRICS[k].label for keys in by_direction(TABLE_ORDER).values() for k in keys]
+    assert sorted(shown) == sorted(LABELS)  # tcpWER included
+    assert {METRICS[k].better for k in TABLE_ORDER if METRICS[k].label in [row[0] for row in lower[1:]]} == {"lower"}
+    assert lower[1][1] == METRICS["wer"].format_estimate(scores["aggregate"]["wer"])
     per_meeting = _table(report, "## Per meeting")
     assert per_meeting[0] == ["meeting", *TRANSCRIPT_LABELS]
     assert per_meeting[1] == ["m1", *(METRICS[k].format(scores["meetings"]["m1"][k]["value"]) for k in TRANSCRIPT_METRICS)]

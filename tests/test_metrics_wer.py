@@ -7,7 +7,7 @@ import jiwer
 import pytest
 
 from speechkit.io import read_stm, write_seglst
-from speechkit.metrics.catalog import NOTES_METRICS
+from speechkit.metrics.catalog import NOTES_METRICS, QUESTION_METRICS
 from speechkit.metrics.normalize import normalize
 from speechkit.metrics.wer import word_error_rate
 from speechkit.scoring import score_files
@@ -94,8 +94,11 @@ def test_score_files_wer_matches_jiwer(sample, realdata, tmp_path):
                                           "ci_high": pytest.approx(expected)}
     details = scores["meetings"]["sample"]["details"]["wer"]
     assert details["errors"] == details["substitutions"] + details["deletions"] + details["insertions"] > 0
-    # STM reference, SegLST hypothesis with names: every metric but the term recalls applies
-    assert set(scores["not_applicable"]) == {"number_recall", "term_recall", "speaker_consistency", *NOTES_METRICS}
+    # STM reference, SegLST hypothesis with names: the transcript metrics apply; DER/JER do not (a
+    # SegLST holds transcript segments, not speaker turns), nor the term recalls, notes and questions
+    assert set(scores["not_applicable"]) == {"number_recall", "term_recall", "speaker_consistency", "der", "jer",
+                                             *NOTES_METRICS, *QUESTION_METRICS}
+    assert "turns" in scores["not_applicable"]["der"]
     assert scores["aggregate"]["named_speaker_accuracy"]["value"] > 0.5
 
 

@@ -88,6 +88,7 @@ def test_free_speech_commitments_requests_and_decisions(demo):
         ("A", "Renata Hargrove", "Fine, let's go with fifty seats then. Lena, could you set up SSO for the pilot?"),
         ("C", None, "Sure, no problem."),
         ("A", "Renata Hargrove", "Can you give us a quick update on the budget?"),
+        ("B", "Priya Whitfield", "Sure. Lena, could you get us a brief update on the vendor call?"),
     )
     notes = extract_notes(talk, demo.people)
     items = {(a.assignee, a.description, a.due) for a in notes.action_items}

@@ -37,7 +37,7 @@ def _perfect_run(ws_dir: Path, run: Path) -> dict:
     run.mkdir(parents=True, exist_ok=True)
     for m in ws.scored_meetings:
         shutil.copy(m.reference, run / f"{m.id}.json")
-    return score_workspace(ws, run, ScoreOptions(resamples=200))
+    return score_workspace(ws, run, ScoreOptions(resamples=200, der_from_segments=True))  # the reference's turns
 
 
 def _assert_perfect(scores: dict, allow_not_applicable: bool) -> None:
@@ -103,7 +103,7 @@ def _relabel(path: Path, session: str) -> None:
 def test_workspace_mode_matches_a_hypothesis_by_its_file_not_its_session_id(tmp_path, capsys):
     ws, run = make_workspace(tmp_path)
     _relabel(run / "m1.json", "audio")
-    assert main(["score", "--workspace", str(ws), "--run", str(run), "--resamples", "0"]) == 0
+    assert main(["score", "--workspace", str(ws), "--run", str(run), "--resamples", "0", "--der-from-segments"]) == 0
     scores = json.loads((run / "scores.json").read_text())
     _assert_perfect(scores, allow_not_applicable=False)
     assert "notes" not in scores["meetings"]["m1"]["details"]
@@ -112,7 +112,7 @@ def test_workspace_mode_matches_a_hypothesis_by_its_file_not_its_session_id(tmp_
 def test_single_pair_mode_pairs_one_session_files_whatever_their_ids(tmp_path):
     ws, run = make_workspace(tmp_path)
     _relabel(run / "m1.json", "audio")
-    scores = score_files(ws / "m1.ref.json", run / "m1.json", options=ScoreOptions(resamples=0))
+    scores = score_files(ws / "m1.ref.json", run / "m1.json", options=ScoreOptions(resamples=0, der_from_segments=True))
     assert list(scores["meetings"]) == ["m1"]
     for metric in ("wer", "cpwer", "tcpwer", "der", "jer"):
         assert scores["aggregate"][metric]["value"] == 0.0

@@ -1,18 +1,27 @@
-"""The report renders in a real browser: headless Chromium screenshots report.html with its plots."""
+"""The report shows where the errors are (levels defined, n/a with reasons, S/D/I, DER components beside
+the one-label baselines, per-speaker rows, correction edits) and renders in a real browser: headless
+Chromium screenshots report.html with its plots."""
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from speechkit.compare import Run, compare
+from speechkit.io import read_transcripts
+from speechkit.io.rttm import write_rttm
 from speechkit.io.stm import read_stm, write_stm
+from speechkit.metrics.catalog import METRICS
+from speechkit.metrics.diarization import BASELINES
 from speechkit.recipe import load_recipe
-from speechkit.report import write_comparison, write_report
+from speechkit.report import GATES, LEVELS, MAX_EDITS, rewrite_report, write_comparison, write_report
 from speechkit.scoring import score_files
+from speechkit.transcript import Segment, Transcript
 
 CHROMIUM = shutil.which("chromium")
 # Matplotlib's first two default bar colours (C0 blue, C1 orange), as RGB.
@@ -60,3 +69,137 @@ def test_comparison_renders_one_bar_series_per_level(scores, tmp_path):
     assert "| WER |" in (tmp_path / "comparison.md").read_text()
     image = _screenshot(tmp_path / "comparison.html", tmp_path / "shot.png")
     assert _pixels_of(image, BAR_COLOURS[0]) > 300 and _pixels_of(image, BAR_COLOURS[1]) > 300
+
+
+def _rows(markdown: str, heading: str) -> list[list[str]]:
+    """The cells of the rows of the first table after ``heading`` (header row first)."""
+    after = markdown.split(heading, 1)[1].splitlines()
+    start = next(i for i, line in enumerate(after) if line.startswith("|"))
+    rows = []
+    for line in after[start:]:
+        if not line.startswith("|"):
+            break
+        if not line.startswith("|---"):
+            rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def _section(markdown: str, heading: str) -> str:
+    return markdown.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_report_defines_the_levels_and_gives_every_na_its_reason(scores, tmp_path):
+    write_report(tmp_path, load_recipe("l1"), SimpleNamespace(name="sample", meetings=[1]), scores)
+    report = (tmp_path / "report.md").read_text()
+    assert f"context level L1: {LEVELS[1]}" in report
+    for level, sentence in LEVELS.items():
+        assert f"- **L{level}**: {sentence}\n" in report
+    rows = _rows(report, "### Lower is better")[1:] + _rows(report, "### Higher is better")[1:]
+    values = {row[0]: row[1] for row in rows}
+    missing = [k for k in METRICS if scores["aggregate"][k]["value"] is None]
+    assert {"term_recall", "der"} <= set(missing)  # no term set; an STM hypothesis has no speaker turns
+    for key in missing:
+        assert values[METRICS[key].label] == f"n/a: {scores['not_applicable'][key]}", key
+    assert "n/a" not in {cell for row in rows for cell in row}  # never a bare n/a
+    # no term list: the terms are not scored, and the report does not say none were missed
+    terms = _section(report, "## Missed terms")
+    assert terms.strip() == f"Not scored: {scores['not_applicable']['term_recall']}."
+    assert _section(report, "## Diarization errors: missed speech, false alarm, confusion").strip() == \
+        f"Not applicable: {scores['not_applicable']['der']}."
+    for line in (line for line in report.splitlines() if line.startswith("- n/a ")):  # per-meeting n/a lines
+        assert line.endswith(".") and ": " in line
+    assert "- n/a DER, JER (sample): " + scores["meetings"]["sample"]["details"]["not_applicable"]["der"] in report
+
+
+def test_readme_defines_the_levels_as_the_report_does():
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    for level, sentence in LEVELS.items():
+        assert f"- **L{level}**: {sentence}" in readme
+
+
+def test_report_splits_wer_and_shows_each_speaker(scores, tmp_path):
+    write_report(tmp_path, load_recipe("l1"), SimpleNamespace(name="sample", meetings=[1]), scores)
+    report = (tmp_path / "report.md").read_text()
+    header, sample, total = _rows(report, "## Word errors")
+    assert header == ["meeting", "reference words", "WER", "substitutions", "deletions", "insertions"]
+    wer = scores["meetings"]["sample"]["details"]["wer"]
+    assert sample[1] == str(wer["reference_words"]) and total[0] == "all"
+    shares = [float(cell.split()[0]) for cell in sample[3:]]
+    counts = [int(cell.split()[1].strip("()")) for cell in sample[3:]]
+    assert counts == [wer["substitutions"], wer["deletions"], wer["insertions"]] and wer["deletions"] > 0
+    assert sum(shares) == pytest.approx(scores["meetings"]["sample"]["wer"]["value"], abs=0.002)
+    speakers = {row[1]: row for row in _rows(report, "## Per speaker")[1:]}
+    split = scores["meetings"]["sample"]["details"]["per_speaker"]["persons"]
+    assert set(speakers) == set(split) == {"Diane", "Sheila"}
+    for person, row in speakers.items():
+        assert row[0] == "sample" and row[4] == str(split[person]["words"])
+        assert row[5] == f"{split[person]['wer']:.3f}" and row[6] == f"{split[person]['speech_s']:.1f}"
+    assert (tmp_path / "wer.png").stat().st_size > 0  # WER has values: its chart is drawn
+
+
+def test_der_is_shown_beside_the_one_label_baselines_and_no_empty_chart(realdata, tmp_path):
+    ref = read_transcripts(realdata / "ami-debug" / "train.rttm")
+    sessions = dict(list(ref.items())[:3])
+    hyp = [Transcript(sid, [Segment(s.start, s.end, f"S{i % 2}") for i, s in enumerate(t.segments)])
+           for sid, t in sessions.items()]
+    write_rttm(tmp_path / "ref.rttm", list(sessions.values()))
+    write_rttm(tmp_path / "hyp.rttm", hyp)
+    scores = score_files(tmp_path / "ref.rttm", tmp_path / "hyp.rttm")
+    (tmp_path / "wer.png").write_bytes(b"an earlier report's plot")
+    write_report(tmp_path, load_recipe("l1"), SimpleNamespace(name="ami", meetings=list(sessions)), scores)
+    report = (tmp_path / "report.md").read_text()
+    der = next(row for row in _rows(report, "### Lower is better") if row[0] == "DER")
+    for key, label in BASELINES.items():
+        assert f"{label} {METRICS['der'].format_estimate(scores['baselines'][key]['der'])}" in der[2]
+    table = _rows(report, "### DER and JER against doing nothing")
+    assert [row[0] for row in table[1:]] == [*sessions, "all"]
+    for row in table[1:-1]:
+        base = scores["meetings"][row[0]]["details"]["diarization"]["baselines"]
+        reference = base["one_label_reference_speech"]
+        value = (reference["missed_detection_s"] + reference["false_alarm_s"] + reference["confusion_s"]) / reference["total_s"]
+        assert row[1] == METRICS["der"].format(scores["meetings"][row[0]]["der"]["value"])
+        assert row[2] == METRICS["der"].format(value) and row[5] == METRICS["jer"].format(reference["jer"])
+    components = _rows(report, "## Diarization errors")
+    for row in components[1:-1]:
+        d = scores["meetings"][row[0]]["details"]["diarization"]
+        shares = [float(cell.split()[0]) for cell in row[3:]]
+        assert sum(shares) == pytest.approx(scores["meetings"][row[0]]["der"]["value"], abs=0.002)
+        assert row[1] == f"{d['total_s']:.1f}"
+    # WER is n/a for turns without words: no WER chart, and the old one is gone
+    assert not (tmp_path / "wer.png").exists() and "wer.png" not in report
+    assert _section(report, "## Word errors: substitutions, deletions, insertions").strip() == \
+        f"Not applicable: {scores['not_applicable']['wer']}."
+
+
+def _edits(n: int) -> list[dict]:
+    return [{"segment": i, "start": 0, "end": 2, "old": f"pacs dot {i}", "new": f"pacs.{i:03d}",
+             "gate": "spoken-form" if i % 2 else "confidence", "score": None if i % 2 else 0.9} for i in range(n)]
+
+
+def test_rewritten_report_lists_the_correction_edits_with_their_reasons(scores, tmp_path):
+    stats = {"backend": "lexicon", "turns": 30, "edits": 12, "turns_changed": 12,
+             "rejected_candidates": {"weak-match": 3}, "rejected_turns": {}, "rejected_batches": {},
+             "failures": {"timeout": 1}, "details": {"edits": _edits(12)}}
+    run = {"recipe": {"name": "whisper-l3", "level": 3, "stages": {"asr": {}, "correct": {"backend": "lexicon"}}},
+           "workspace": {"name": "sample"}, "stages": {"correct": {"sample": stats}},
+           "asr": {"meetings": {"sample": {"windows": 4, "flagged_windows": 1, "flagged": {"repeat": 1}}}}}
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    (tmp_path / "scores.json").write_text(json.dumps(scores))
+    rewrite_report(tmp_path)
+    report = (tmp_path / "report.md").read_text()
+    assert f"context level L3: {LEVELS[3]}" in report and "## ASR loop and hallucination control" in report
+    summary, edits = _rows(report, "## Corrections"), _rows(report, "| meeting | turn |")  # edits: no header
+    assert summary[1] == ["sample", "lexicon", "12", "12 of 30", "weak-match 3, timeout 1"]
+    assert len(edits) == MAX_EDITS + 1  # the first edits, one line for the rest
+    for row, edit in zip(edits, _edits(MAX_EDITS)):
+        assert row[2:5] == [f"`{edit['old']}`", f"`{edit['new']}`", edit["gate"]]
+        assert row[5] == ("" if edit["score"] is None else "0.90")
+    assert edits[-1][2] == f"{12 - MAX_EDITS} more"
+    for gate in ("spoken-form", "confidence"):
+        assert f"{gate}: {GATES[gate]}" in report
+
+    run["recipe"]["stages"] = {"asr": {}}
+    run["stages"] = {}
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    rewrite_report(tmp_path)
+    assert _section((tmp_path / "report.md").read_text(), "## Corrections").strip() == "The recipe has no correct stage."

@@ -1,4 +1,4 @@
-"""Reproducible runs: same inputs, recipe and machine give byte-identical transcripts and scores."""
+"""Reproducible runs: same inputs, recipe and machine give byte-identical transcripts, notes and scores."""
 from __future__ import annotations
 
 import json
@@ -39,7 +39,7 @@ def test_a_run_repeated_in_a_fresh_process_gives_the_same_bytes(tmp_path: Path, 
     recipe = tmp_path / "sampling.yaml"
     recipe.write_text(yaml.safe_dump({"name": "sampling", "stages": {
         "vad": {"backend": "silero"}, "asr": SAMPLING, "diarize": {"backend": "embedding", "embedder": "resemblyzer"},
-        "correct": {"backend": "lexicon"}}}))
+        "correct": {"backend": "lexicon"}, "summarize": {"backend": "extractive"}}}))
     runs = [tmp_path / "a", tmp_path / "b"]
     for out in runs:
         _run(recipe, ws, out)
@@ -47,6 +47,10 @@ def test_a_run_repeated_in_a_fresh_process_gives_the_same_bytes(tmp_path: Path, 
     assert [f.name for f in files] == ["m1.json", "m1.rttm", "m1.stm", "m2.json", "m2.rttm", "m2.stm"]
     for name in files:
         assert (runs[0] / name).read_bytes() == (runs[1] / name).read_bytes(), name
+    notes = sorted(p.name for p in (runs[0] / "notes").iterdir())
+    assert notes == ["m1.json", "m2.json"]
+    for name in notes:
+        assert (runs[0] / "notes" / name).read_bytes() == (runs[1] / "notes" / name).read_bytes(), name
     assert (runs[0] / "scores.json").read_bytes() == (runs[1] / "scores.json").read_bytes()
     run = json.loads((runs[0] / "run.json").read_text())
     runtime = run["runtime"]

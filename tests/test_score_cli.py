@@ -10,7 +10,7 @@ import pytest
 
 from speechkit.cli import main
 from speechkit.io import write_ctm, write_seglst
-from speechkit.metrics.catalog import NOTES_METRICS
+from speechkit.metrics.catalog import NOTES_METRICS, QUESTION_METRICS
 from speechkit.metrics.normalize import normalize
 from speechkit.transcript import Segment, Transcript, Word
 
@@ -70,20 +70,22 @@ def workspace(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_workspace_scores(workspace, capsys):
     ws, run = workspace
-    assert main(["score", "--workspace", str(ws), "--run", str(run)]) == 0
+    assert main(["score", "--workspace", str(ws), "--run", str(run), "--der-from-segments"]) == 0
     out = capsys.readouterr().out
     scores = json.loads((run / "scores.json").read_text(encoding="utf-8"))
 
     keys = {"wer", "number_recall", "term_recall", "speaker_consistency", "named_speaker_accuracy",
-            "der", "jer", "cpwer", "tcpwer", *NOTES_METRICS}
+            "der", "jer", "cpwer", "tcpwer", *NOTES_METRICS, *QUESTION_METRICS}
     assert scores["schema"] == "speechkit.scores/1"
     assert set(scores["aggregate"]) == keys
     assert all(set(v) == {"value", "ci_low", "ci_high"} for v in scores["aggregate"].values())
     assert list(scores["meetings"]) == ["m1", "m2"]
     assert set(scores["meetings"]["m1"]) == keys | {"details"}
     assert scores["settings"]["der_collar_s"] == 0.25 and scores["settings"]["tcpwer_collar_s"] == 5.0
-    assert scores["not_applicable"] == {k: "no gold notes for this meeting (a workspace's meetings/<id>/notes.json)"
-                                        for k in NOTES_METRICS}  # the workspace has no gold notes
+    # the workspace has no gold notes or questions: only those metrics are n/a
+    assert set(scores["not_applicable"]) == {*NOTES_METRICS, *QUESTION_METRICS}
+    assert {scores["not_applicable"][k] for k in NOTES_METRICS} == {
+        "no gold notes for this meeting (a workspace's meetings/<id>/notes.json)"}
     agg, m1, m2 = scores["aggregate"], scores["meetings"]["m1"], scores["meetings"]["m2"]
 
     # WER: m1 has one substitution (pacs.008 -> packs) and one insertion (008) in 12 words; m2 is exact
@@ -110,8 +112,10 @@ def test_workspace_scores(workspace, capsys):
     assert m1["named_speaker_accuracy"]["value"] == pytest.approx(8 / 14)
     assert agg["named_speaker_accuracy"]["value"] == pytest.approx(15 / 23)
 
+    # no RTTM in the run: DER/JER from the transcript segments, as asked
     assert 0 <= agg["der"]["value"] < 0.2 and agg["cpwer"]["value"] == pytest.approx(2 / 20)
-    assert m2["der"]["ci_low"] is None
+    assert m2["der"]["ci_low"] is None and m2["details"]["diarization"]["hypothesis"] == "transcript segments"
+    assert scores["settings"]["der_from_segments"] is True
 
     # the table: a row per meeting, the aggregate and its CI, the collar
     lines = out.splitlines()
@@ -120,6 +124,7 @@ def test_workspace_scores(workspace, capsys):
     assert any(line.startswith("aggregate") for line in lines)
     assert any(line.startswith("95% CI") for line in lines)
     assert "collar 0.25 s" in out
+    assert "n=2 meeting(s) < 5: CIs over so few meetings are too narrow to mean much" in out
 
 
 def test_options_reach_the_settings(workspace, tmp_path):
@@ -185,7 +190,7 @@ def test_help_describes_every_option(capsys):
         main(["score", "--help"])
     text = capsys.readouterr().out
     for option in ("--workspace", "--run", "--ref", "--hyp", "--session", "--out", "--collar", "--tcp-collar",
-                   "--seed", "--resamples"):
+                   "--seed", "--resamples", "--der-from-segments"):
         assert option in text
     assert "EACH side" in text
 
@@ -202,19 +207,87 @@ def test_score_workspace_api_takes_a_loaded_workspace(workspace, tmp_path):
 
 
 def test_der_scores_the_runs_speaker_turns_where_it_wrote_them(workspace):
-    """A run's RTTM (its diarization) is what DER and JER score; a meeting without one is scored
-    on its transcript segments, and the details say which."""
+    """A run's RTTM (its diarization) is what DER and JER score; a meeting without one has them n/a
+    with the reason, or scored on its transcript segments when asked, and the details say which."""
     from speechkit.io import write_rttm
-    from speechkit.scoring import score_workspace
+    from speechkit.scoring import ScoreOptions, score_workspace
 
     ws, run = workspace
-    transcript_only = score_workspace(ws, run)["meetings"]
+    segments = ScoreOptions(der_from_segments=True)
+    transcript_only = score_workspace(ws, run, segments)["meetings"]
     # m1's turns: one speaker throughout, where the transcript has two
     write_rttm(run / "m1.rttm", [Transcript("m1", [Segment(0.0, 8.0, speaker="SPEAKER_00")], has_words=False)])
-    scores = score_workspace(ws, run)["meetings"]
+    scores = score_workspace(ws, run, segments)["meetings"]
     m1, m2 = scores["m1"]["details"]["diarization"], scores["m2"]["details"]["diarization"]
     assert (m1["hypothesis"], m2["hypothesis"]) == ("speaker turns (RTTM)", "transcript segments")
     assert transcript_only["m1"]["details"]["diarization"]["confusion_s"] == 0.0
     assert m1["confusion_s"] > 2.0  # p2's turn (3 s) is given p1's label
     assert scores["m2"]["der"] == transcript_only["m2"]["der"]
     assert scores["m1"]["wer"] == transcript_only["m1"]["wer"]  # words still come from the SegLST
+    by_default = score_workspace(ws, run)
+    assert by_default["meetings"]["m1"]["der"] == scores["m1"]["der"]
+    for key in ("der", "jer"):
+        assert by_default["meetings"]["m2"][key]["value"] is None
+        reason = by_default["meetings"]["m2"]["details"]["not_applicable"][key]
+        assert reason.startswith("no hypothesis speaker turns") and "--der-from-segments" in reason
+    assert "diarization" not in by_default["meetings"]["m2"]["details"]
+    assert by_default["aggregate"]["der"]["value"] == scores["m1"]["der"]["value"]  # m1's turns alone
+
+
+def _pair(realdata, tmp_path, capsys, hyp: Path, *options: str) -> dict:
+    out = tmp_path / f"{hyp.stem}{len(options)}.json"
+    assert main(["score", "--ref", str(realdata / "pyannote-sample" / "sample.stm"), "--hyp", str(hyp),
+                 "--out", str(out), "--resamples", "0", *options]) == 0
+    scores = json.loads(out.read_text(encoding="utf-8"))
+    scores["table"] = capsys.readouterr().out
+    return scores
+
+
+def test_der_comes_from_speaker_turns_never_from_word_segments_unless_asked(realdata, tmp_path, capsys):
+    """The pyannote sample's reference STM against transcripts of it: a SegLST and an STM hypothesis
+    (word segments) get DER/JER n/a with the reason, its RTTM (speaker turns) a DER figure;
+    --der-from-segments scores the segments, as the details say."""
+    from speechkit.io import read_rttm, read_stm, write_stm
+
+    ref = read_stm(realdata / "pyannote-sample" / "sample.stm")["sample"]
+    # the reference's segments, each cut after its first word: word segments whose turns leave gaps
+    cut = [Segment.from_words([Word(s.text.split()[0], s.start, s.start + 0.3)], speaker=f"SPK_{s.speaker}")
+           for s in ref.segments]
+    write_seglst(tmp_path / "words.json", [Transcript("sample", cut)])
+    write_stm(tmp_path / "words.stm", [Transcript("sample", cut)])
+    rttm = realdata / "pyannote-sample" / "sample.rttm"
+    assert read_rttm(rttm)["sample"].segments  # the system's turns: DER is scored on them
+    assert _pair(realdata, tmp_path, capsys, rttm)["aggregate"]["der"]["value"] is not None
+
+    for hyp in (tmp_path / "words.json", tmp_path / "words.stm"):
+        scores = _pair(realdata, tmp_path, capsys, hyp)
+        for key in ("der", "jer"):
+            assert scores["aggregate"][key]["value"] is None
+            assert scores["not_applicable"][key].startswith("no hypothesis speaker turns")
+        assert "n/a DER: no hypothesis speaker turns" in scores["table"]
+        asked = _pair(realdata, tmp_path, capsys, hyp, "--der-from-segments")
+        assert asked["meetings"]["sample"]["details"]["diarization"]["hypothesis"] == "transcript segments"
+        assert asked["aggregate"]["der"]["value"] > 0.5  # most speech lies outside the one-word segments
+        assert asked["settings"]["der_from_segments"] is True
+
+
+def test_named_accuracy_needs_a_hypothesis_that_names_someone(realdata, tmp_path, capsys):
+    """A SegLST hypothesis with labels only gets named-speaker accuracy and consistency n/a with the
+    reason, not a foregone 0.000; the same hypothesis naming the speakers is scored (1.0, as the
+    reference names them)."""
+    from speechkit.io import read_stm
+
+    ref = read_stm(realdata / "pyannote-sample" / "sample.stm")["sample"]
+    for named in (False, True):
+        segs = [s.with_speaker(speaker=f"SPEAKER_{s.speaker}", speaker_name=s.speaker if named else None)
+                for s in ref.segments]
+        write_seglst(tmp_path / f"named{named}.json", [Transcript("sample", segs)])
+        scores = _pair(realdata, tmp_path, capsys, tmp_path / f"named{named}.json")
+        accuracy = scores["aggregate"]["named_speaker_accuracy"]["value"]
+        if named:
+            assert accuracy == 1.0 and "named_speaker_accuracy" not in scores["not_applicable"]
+        else:
+            assert accuracy is None and scores["aggregate"]["speaker_consistency"]["value"] is None
+            assert scores["not_applicable"]["named_speaker_accuracy"].startswith("the hypothesis names no speaker")
+            assert "n/a NamedAcc: the hypothesis names no speaker" in scores["table"]
+        assert scores["aggregate"]["wer"]["value"] == 0.0  # the words are scored either way

@@ -9,6 +9,7 @@ import json
 import pytest
 from llm_helpers import Endpoint, completion
 
+from speechkit.llm.schema import answer_token_limit, longest_answer
 from speechkit.meeting_context import NotesContext
 from speechkit.notes import ActionItem, Decision
 from speechkit.stages import make_backend
@@ -59,10 +60,11 @@ def test_one_request_with_the_schema_the_context_and_the_transcript(endpoint):
     (request,) = endpoint.requests
     schema = request["response_format"]["json_schema"]["schema"]
     assert request["response_format"]["json_schema"]["strict"] is True
-    assert request["max_tokens"] == 1000  # a small model that runs on in a string is stopped
+    # a valid answer is never cut: max_tokens is above the longest answer the schema allows
+    assert request["max_tokens"] == answer_token_limit(schema) > longest_answer(schema) > 2500
     assert schema["required"] == ["summary", "action_items", "decisions", "outline"]
     assert schema["properties"]["action_items"]["items"]["required"] == ["assignee", "description", "due"]
-    assert schema["properties"]["action_items"]["maxItems"] == 5 and schema["properties"]["summary"]["maxLength"] == 600
+    assert schema["properties"]["action_items"]["maxItems"] == 4 and schema["properties"]["summary"]["maxLength"] == 500
     user = request["messages"][-1]["content"]
     assert user.index("CONTEXT:\n") < user.index("Tobias Tanaka (Toby; SRE)") < user.index("TRANSCRIPT:\n")
     assert "[00:00] Tobias Tanaka: Adriana, can you add a load test" in user

@@ -21,7 +21,7 @@ from speechkit.stages import make_backend
 DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"
 
 
-@pytest.mark.slow
+@pytest.mark.local_llm
 def test_the_packaged_model_gives_schema_valid_notes_for_a_demo_meeting(monkeypatch):
     for name in ("SPEECHKIT_LLM_BASE_URL", "OPENAI_BASE_URL", "SPEECHKIT_LLM_MODEL"):
         monkeypatch.delenv(name, raising=False)

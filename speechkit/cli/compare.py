@@ -8,7 +8,8 @@ EPILOG = """\
 Each RUN is a run folder (what `speechkit run` or `speechkit recipe` wrote; it holds scores.json)
 or a scores.json file. The first run is the baseline: every other run's aggregate minus the
 baseline's, per metric, with a 95% paired bootstrap CI over meetings (both runs scored on the same
-resample of meetings); `*` marks a delta whose CI excludes 0. Runs of different workspaces, of
+resample of meetings); `*` marks a delta whose CI excludes 0, over at least --min-meetings
+meetings (fewer: no significance is claimed, and the reason is printed). Runs of different workspaces, of
 different meetings or scored against different references are refused. Method:
 docs/scores-schema.md, "Paired comparisons".
 
@@ -29,7 +30,8 @@ def _metrics(text: str) -> tuple[str, ...]:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from speechkit.cli.score import add_bootstrap_options
+    from speechkit.cli.score import add_bootstrap_options, bounded_int
+    from speechkit.metrics.bootstrap import MAX_MIN_MEETINGS, MIN_MEETINGS
 
     p = sub.add_parser("compare", help="paired comparison of runs of one workspace (deltas with CIs)",
                        description="Compare runs of one workspace (two ASR backends, two models, two context "
@@ -42,6 +44,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--per-meeting", type=_metrics, default=("wer", "der"),
                    help="metrics of the per-meeting tables, comma-separated (default: wer,der)")
     add_bootstrap_options(p)
+    p.add_argument("--min-meetings", metavar="N", type=bounded_int(MAX_MIN_MEETINGS), default=MIN_MEETINGS,
+                   help=f"fewest meetings over which a delta is called significant, 0 to {MAX_MIN_MEETINGS} "
+                        f"(default {MIN_MEETINGS})")
     p.set_defaults(handler=run)
 
 
@@ -53,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     if len(args.runs) < 2:
         raise CompareError(args.runs[0], "give at least two runs to compare")
     metrics = args.metrics or TABLE_ORDER
-    comparison = compare([load_run(path) for path in args.runs], metrics, args.resamples, args.seed)
+    comparison = compare([load_run(path) for path in args.runs], metrics, args.resamples, args.seed,
+                         args.min_meetings)
     print(comparison_markdown(comparison, args.per_meeting), end="")
     if args.out:
         from speechkit.io.atomic import check_output_folder

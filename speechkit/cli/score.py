@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Callable
 
 from speechkit.errors import SpeechkitError
 
@@ -10,13 +11,16 @@ EPILOG = """\
 modes:
   speechkit score --workspace WS --run RUN_DIR [--out scores.json]
       RUN_DIR holds one SegLST file per meeting, <meeting_id>.json (or <meeting_id>.seglst.json);
-      DER/JER score <meeting_id>.rttm beside it (a run's speaker turns) when there is one.
+      DER/JER score <meeting_id>.rttm beside it (a run's speaker turns); a meeting without one
+      has DER/JER n/a, unless --der-from-segments scores its transcript segments as turns.
       References come from the workspace manifest; scores.json goes to RUN_DIR/scores.json
       unless --out says otherwise.
   speechkit score --ref FILE --hyp FILE [--session ID] [--out scores.json]
       Any supported format (.stm, .rttm, .ctm, .json SegLST). Metrics that need what a format
       lacks (RTTM: words; CTM: speakers; STM/RTTM/CTM hypotheses: speaker names) are reported
-      as n/a. Writes scores.json only with --out.
+      as n/a with the reason: DER/JER need a hypothesis of speaker turns (.rttm; the segments of
+      a transcript only with --der-from-segments), named-speaker accuracy and consistency a
+      hypothesis that names someone (SegLST speaker_name). Writes scores.json only with --out.
 
 metrics (docs/scores-schema.md): WER, number recall, technical-term recall, cross-meeting
 speaker-identity consistency, named-speaker accuracy, DER, JER, cpWER, tcpWER; and the meeting
@@ -45,13 +49,13 @@ def add_bootstrap_options(p: argparse.ArgumentParser) -> None:
     """``--seed`` and ``--resamples`` of the bootstrap CIs (score and compare share them)."""
     from speechkit.metrics.bootstrap import MAX_RESAMPLES, MAX_SEED, RESAMPLES, SEED
 
-    p.add_argument("--seed", metavar="N", type=_bounded_int(MAX_SEED), default=SEED,
+    p.add_argument("--seed", metavar="N", type=bounded_int(MAX_SEED), default=SEED,
                    help=f"seed of the bootstrap resampling, 0 to 2^63-1 (default {SEED})")
-    p.add_argument("--resamples", metavar="N", type=_bounded_int(MAX_RESAMPLES), default=RESAMPLES,
+    p.add_argument("--resamples", metavar="N", type=bounded_int(MAX_RESAMPLES), default=RESAMPLES,
                    help=f"bootstrap resamples over meetings, 0 to {MAX_RESAMPLES} (default {RESAMPLES}; 0: no CI)")
 
 
-def _bounded_int(top: int):
+def bounded_int(top: int) -> Callable[[str], int]:
     """An argparse type: a whole number from 0 to ``top`` (bounded so memory and numpy stay in range)."""
     def parse(text: str) -> int:
         text = text.strip()
@@ -88,6 +92,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="NIST UEM file (<file> <channel> <start> <end> per line): DER/JER score only inside "
                         "each meeting's regions (default: from its first to its last turn); every scored "
                         "meeting must be listed")
+    p.add_argument("--der-from-segments", action="store_true",
+                   help="score DER/JER of a hypothesis without speaker turns (no RTTM) on its transcript "
+                        "segments, which cut turns where words stop (default: DER/JER n/a for it)")
     p.add_argument("--tcp-collar", metavar="S", type=_collar, default=TCP_COLLAR,
                    help=f"tcpWER collar in seconds (default {TCP_COLLAR:g})")
     add_bootstrap_options(p)
@@ -96,12 +103,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Score, print the table to stdout and write scores.json."""
+    from speechkit.metrics.bootstrap import MIN_MEETINGS
     from speechkit.scoring import ScoreOptions, format_table, score_files, score_workspace
 
     from speechkit.io.uem import read_uem
 
     options = ScoreOptions(collar=args.collar, tcp_collar=args.tcp_collar, resamples=args.resamples, seed=args.seed,
-                           uem=read_uem(args.uem) if args.uem is not None else None)
+                           uem=read_uem(args.uem) if args.uem is not None else None,
+                           der_from_segments=args.der_from_segments)
     workspace_mode = args.workspace is not None or args.run is not None
     pair_mode = args.ref is not None or args.hyp is not None
     if workspace_mode == pair_mode:
@@ -119,6 +128,9 @@ def run(args: argparse.Namespace) -> int:
         out = args.out
         scores = score_files(args.ref, args.hyp, args.session, options, out=out)
     print(format_table(scores))
+    meetings = len(scores["meetings"])
+    if args.resamples and meetings < MIN_MEETINGS:
+        print(f"n={meetings} meeting(s) < {MIN_MEETINGS}: CIs over so few meetings are too narrow to mean much")
     if out is not None:
         print(f"\nwrote {out}")
     return 0

@@ -10,6 +10,7 @@ Layout::
                                     only when the corpus has text
     meetings/<id>/reference.rttm    reference speaker turns
     meetings/<id>/notes.json        gold notes, when the corpus has them (validated, rewritten)
+    meetings/<id>/questions.json    gold questions, when the corpus has them (validated, rewritten)
     enrollments/<person>.flac       solo speech cut from the enrollment meeting
     enrollments/<person>-<n>.<ext>  enrollment clips the user supplied
 """
@@ -33,6 +34,7 @@ from speechkit.io.notes import read_gold_notes, write_notes
 from speechkit.io.names import id_problem
 from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
+from speechkit.qa.questions import default_questions_path, read_questions, write_questions
 from speechkit.transcript import Transcript
 from speechkit.workspace import Meeting, Person, TermSet, Workspace
 
@@ -144,6 +146,8 @@ def build_workspace(target: str | Path, name: str, people: Sequence[SourcePerson
             if m.notes is not None:
                 notes = base / "notes.json"
                 write_notes(notes, read_gold_notes(m.notes, m.id, names), m.id)
+            if m.questions is not None:
+                write_questions(tmp / default_questions_path(m.id), read_questions(m.questions, m.id, names))
             attendees = tuple(dict.fromkeys([*m.turns.speakers, *(m.reference.speakers if m.reference else [])]))
             records.append(Meeting(id=m.id, date=m.date, audio=base / "audio.flac", title=m.title, kind=m.kind,
                                    reference=reference, rttm=base / "reference.rttm", attendees=attendees, notes=notes,

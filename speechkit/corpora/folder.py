@@ -10,7 +10,8 @@ match an audio file and every audio file must have a reference, or the import fa
 file and line; so does a subfolder or file that cannot be read. A people CSV (``people.csv`` in the folder, or ``--people``; see
 :mod:`speechkit.corpora.people`) names the speakers. Without one, people are the reference
 speakers, named by the SegLST ``speaker_name`` or else by their label (underscores read as spaces).
-A file ``<session>.notes.json`` holds that meeting's gold notes (docs/workspace-format.md).
+A file ``<session>.notes.json`` holds that meeting's gold notes, ``<session>.questions.json`` its
+gold questions (docs/workspace-format.md).
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ AUDIO_SUFFIXES = frozenset({".wav", ".wave", ".flac", ".ogg", ".oga", ".opus", "
 REFERENCE_FORMATS = {".stm": "stm", ".rttm": "rttm", ".json": "seglst"}
 PEOPLE_CSV = "people.csv"
 NOTES_SUFFIX = ".notes.json"
+QUESTIONS_SUFFIX = ".questions.json"
 # Where each format keeps the session id and the speaker: (field index of a line, SegLST key).
 _FIELDS = {"stm": {"session": 0, "speaker": 2}, "rttm": {"session": 1, "speaker": 7},
            "seglst": {"session": "session_id", "speaker": "speaker"}}
@@ -71,6 +73,7 @@ class _Found:
     words: dict[str, tuple[Path, str, Transcript]] = field(default_factory=dict)
     turns: dict[str, tuple[Path, str, Transcript]] = field(default_factory=dict)
     notes: dict[str, Path] = field(default_factory=dict)
+    questions: dict[str, Path] = field(default_factory=dict)
 
 
 def _files(folder: Path) -> list[Path]:
@@ -110,11 +113,13 @@ def _scan(folder: Path, skip: set[Path]) -> _Found:
                                         f"(the first is {found.audio[path.stem]})")
             found.audio[path.stem] = path
     for path in files:
-        if path.name.lower().endswith(NOTES_SUFFIX):
-            session = path.name[:-len(NOTES_SUFFIX)]
+        gold = next(((kind, suffix) for kind, suffix in (("notes", NOTES_SUFFIX), ("questions", QUESTIONS_SUFFIX))
+                     if path.name.lower().endswith(suffix)), None)
+        if gold is not None:
+            session = path.name[:-len(gold[1])]
             if session not in found.audio:
-                raise FormatError(path, f"notes of session {session!r}, which matches no audio file in {folder}")
-            found.notes[session] = path
+                raise FormatError(path, f"{gold[0]} of session {session!r}, which matches no audio file in {folder}")
+            getattr(found, gold[0])[session] = path
             continue
         fmt = REFERENCE_FORMATS.get(path.suffix.lower())
         if fmt is None:
@@ -212,7 +217,7 @@ def import_folder(source: str | Path, out: str | Path, *, people: str | Path | N
         meetings.append(SourceMeeting(
             id=session, audio=lambda path=found.audio[session]: _audio_blocks(path, channel),
             turns=turns[2] if turns else _turns(reference), reference=reference, origin=origin, date=days[session],
-            notes=found.notes.get(session)))
+            notes=found.notes.get(session), questions=found.questions.get(session)))
     metadata: dict[str, Any] = {"import": {
         "from": "folder", "folder": str(folder.resolve()), "people": str(people_csv.resolve()) if people_csv else None,
         "order": "id", "channel": "mix" if channel is None else channel,

@@ -35,7 +35,8 @@ class SourceMeeting:
     the reference speaker turns (speaker = person id); ``reference`` the words with speakers
     (segment level, or word level when the words carry times), None when the corpus has no text.
     ``origin`` says where the meeting came from, for messages and the manifest metadata;
-    ``notes`` is the corpus's gold notes file of the meeting (docs/workspace-format.md), if any.
+    ``notes`` and ``questions`` are the corpus's gold notes and gold questions files of the meeting
+    (docs/workspace-format.md), if any.
     """
 
     id: str
@@ -47,6 +48,7 @@ class SourceMeeting:
     title: str | None = None
     kind: str | None = None
     notes: Path | None = None
+    questions: Path | None = None
 
     @property
     def reference_kind(self) -> str:

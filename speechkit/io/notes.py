@@ -13,7 +13,8 @@ from typing import Mapping, TypeVar
 from speechkit.errors import FormatError
 from speechkit.io.atomic import write_text
 from speechkit.io.jsonfile import read_json
-from speechkit.notes import GoldNotes, Notes, NotesError
+from speechkit.io.fields import FieldError
+from speechkit.notes import GoldNotes, Notes
 
 N = TypeVar("N", bound=Notes)
 
@@ -28,7 +29,7 @@ def _read(path: str | Path, kind: type[N], meeting: str | None) -> N:
     data = read_json(path)
     try:
         notes = kind.from_dict(data)
-    except NotesError as exc:
+    except FieldError as exc:
         raise FormatError(path, exc.problem, field=exc.field or None) from None
     if meeting is not None and data.get("meeting", meeting) != meeting:
         raise FormatError(path, f"belongs to meeting {data['meeting']!r}, not {meeting!r}"[:200], field="meeting")

@@ -328,15 +328,17 @@ def _model_ids(body: bytes) -> list[str] | None:
 
 def extract_json(text: str, kind: type = dict) -> Any:
     """The JSON value in ``text``: the whole text (code fences removed) if it parses, else the
-    part from the first ``{`` (``[`` for ``kind`` list) to the last ``}`` (``]``); None if neither parses."""
+    part from the first ``{`` (``[`` for ``kind`` list) to the last ``}`` (``]``); None if neither parses.
+    Control characters inside strings (a raw newline) are accepted: llama.cpp's JSON grammar
+    lets a model write them."""
     text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", text or "")
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)
     except ValueError:
         pass
     opening, closing = ("[", "]") if kind is list else ("{", "}")
     start, end = text.find(opening), text.rfind(closing)
     try:
-        return json.loads(text[start:end + 1]) if 0 <= start < end else None
+        return json.loads(text[start:end + 1], strict=False) if 0 <= start < end else None
     except ValueError:
         return None

@@ -46,14 +46,19 @@ def start_run(recipe: Any, cache_dir: str | Path | None) -> None:
     runs = session.begin(cache_dir)
     for name, options in llm_stages(recipe).items():
         client = LLMClient(options)
-        try:
-            found = client.probe()
-        except LLMUnavailable as e:
-            if options.failures == "fail":
-                raise
-            found = f"failed: {e}"
-            log.warning("stages.%s: %s (going on: failures are allowed)", name, e)
-        runs.usage(client.base_url, client.model).probe = found
+        runs.usage(client.base_url, client.model).probe = checked_endpoint(client, options.failures, f"stages.{name}")
+
+
+def checked_endpoint(client: LLMClient, failures: str, what: str) -> str:
+    """What probing ``client``'s endpoint found; an unavailable one raises :class:`LLMUnavailable`
+    under the ``fail`` policy, and is ``failed: ...`` (logged for ``what``) under ``allow``."""
+    try:
+        return client.probe()
+    except LLMUnavailable as e:
+        if failures == "fail":
+            raise
+        log.warning("%s: %s (going on: failures are allowed)", what, e)
+        return f"failed: {e}"
 
 
 def finish_run(recipe: Any) -> dict[str, Any] | None:

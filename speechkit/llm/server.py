@@ -54,7 +54,7 @@ class ServerOptions(StageOptions):
     server to answer before giving up.
     """
 
-    n_ctx: int = bounded(4096, ge=256, le=1_048_576)
+    n_ctx: int = bounded(8192, ge=256, le=1_048_576)
     n_threads: int | None = bounded(None, ge=1, le=1024)
     n_gpu_layers: int = bounded(0, ge=-1, le=10_000)
     startup_timeout_s: float = bounded(120.0, gt=0.0, le=86_400.0)
@@ -79,11 +79,12 @@ def port_in_use(host: str, port: int) -> bool:
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    """Linux: the child gets SIGTERM when its parent dies (so no server outlives a killed run)."""
+    """Linux: the child is killed when its parent dies, so no server outlives a killed run (SIGKILL:
+    on SIGTERM the server would first finish the answer it is writing, minutes for a slow model)."""
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
 

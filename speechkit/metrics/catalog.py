@@ -9,7 +9,8 @@ its group to :data:`GROUPS`. Tables show the transcript metrics and the notes me
 
 Two orders, both derived from the entries: ``scores.json`` holds the metrics in the order of
 :data:`METRICS` (new entries go last, so existing files keep their layout); tables and plots show
-them by group in the order of :data:`GROUPS` (:data:`TABLE_ORDER`).
+them by group in the order of :data:`GROUPS` (:data:`TABLE_ORDER`). Reports split the aggregate tables
+and plots by which direction is better (:func:`by_direction`), never one chart for both.
 """
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ from typing import Any, Callable, Literal, Mapping
 from speechkit.metrics.bootstrap import Ratio
 
 #: The kinds of metric, in the order tables show them.
-GROUPS = ("words", "terms", "speakers", "diarization", "notes")
+GROUPS = ("words", "terms", "speakers", "diarization", "notes", "questions")
 #: The group of the metrics scored from a run's meeting notes (``RUN/notes``) rather than its transcripts.
 NOTES = "notes"
+#: The group of the metrics scored from a run's answers to the gold questions (``RUN/qa.json``).
+QUESTIONS = "questions"
 #: A value between 0 and 1 (a share of words, terms, seconds or meeting pairs).
 FRACTION = "fraction"
 
@@ -111,11 +114,28 @@ def _jer(details: Details) -> Ratio | None:
 
 _WORDS = ("reference", "reference words", "hypothesis words")
 _SPEAKER_WORDS = ("reference", "reference words", "reference speakers", "hypothesis words", "hypothesis speakers")
-_TURNS = ("turns", "turn speakers", "hypothesis speakers")
+_TURNS = ("turns", "turn speakers", "hypothesis speakers", "hypothesis turns")
 _NO_WORDS = "the reference has no words after normalisation"
 _NOTES = ("gold notes", "run notes")
 _NOTES_DETAIL = "meeting_notes"
 _NO_MATCH = "no action item of the notes matched a gold one with an assignee"
+
+
+def _questions(types: tuple[str, ...] = (), lenient: bool = False) -> Callable[[Details], Ratio | None]:
+    """Read the share of questions answered right (of ``types``; all when empty) from the counts
+    of ``details.questions``."""
+    def read(details: Details) -> Ratio | None:
+        d = details.get("questions")
+        if not d:
+            return None
+        if not types:
+            return Ratio(d["right_lenient" if lenient else "right"], d["questions"])
+        counts = [d["by_type"][t] for t in types]
+        return Ratio(sum(c["right"] for c in counts), sum(c["questions"] for c in counts))
+    return read
+
+
+_QA = ("gold questions", "run answers")
 
 
 def _item_f1(details: Details) -> Ratio | None:
@@ -163,11 +183,34 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
            _fields(_NOTES_DETAIL, "summary_names_known", "summary_names")),
     Metric("summary_number_recall", "summary number recall", "SumNumRecall", NOTES, "higher", FRACTION, _NOTES,
            "the gold notes state no numbers", _fields(_NOTES_DETAIL, "numbers_stated", "gold_numbers")),
+    Metric("qa_accuracy", "QA accuracy", "QA", QUESTIONS, "higher", FRACTION, _QA,
+           "the meeting has no gold questions", _questions()),
+    Metric("qa_accuracy_lenient", "QA accuracy lenient", "QALenient", QUESTIONS, "higher", FRACTION, _QA,
+           "the meeting has no gold questions", _questions(lenient=True)),
+    Metric("qa_accuracy_who", "QA accuracy, who", "QAWho", QUESTIONS, "higher", FRACTION, _QA,
+           "no who-owns or who-asked question", _questions(("who_owns", "who_asked"))),
+    *(Metric(f"qa_accuracy_{kind}", f"QA accuracy, {kind.replace('_', ' ')}", short, QUESTIONS, "higher", FRACTION,
+             _QA, f"no {kind.replace('_', ' ')} question", _questions((kind,)))
+      for kind, short in (("who_owns", "QAOwner"), ("who_asked", "QAAsker"), ("due", "QADue"),
+                          ("decision", "QADecision"), ("number", "QANumber"))),
 )}
 
 #: The metric keys in the order tables and plots show them: by group, then as declared.
 TABLE_ORDER: tuple[str, ...] = tuple(sorted(METRICS, key=lambda key: GROUPS.index(METRICS[key].group)))
+#: Which direction is better, as reports title the metrics of each (lower is better first).
+DIRECTIONS = {"lower": "lower is better", "higher": "higher is better"}
+
+
+def by_direction(keys: tuple[str, ...] | list[str]) -> dict[str, tuple[str, ...]]:
+    """``keys`` split by which direction is better (:data:`DIRECTIONS` order), each in the order
+    given; a direction none of them has is left out. Reports never show the two in one chart."""
+    split = {direction: tuple(k for k in keys if METRICS[k].better == direction) for direction in DIRECTIONS}
+    return {direction: group for direction, group in split.items() if group}
+
+
 #: The metrics of a meeting's notes and of its transcripts, in table order: tables show them apart.
 NOTES_METRICS: tuple[str, ...] = tuple(key for key in TABLE_ORDER if METRICS[key].group == NOTES)
-TRANSCRIPT_METRICS: tuple[str, ...] = tuple(key for key in TABLE_ORDER if METRICS[key].group != NOTES)
+TRANSCRIPT_METRICS: tuple[str, ...] = tuple(key for key in TABLE_ORDER if METRICS[key].group not in (NOTES, QUESTIONS))
+#: The metrics of a run's answers to the gold questions, in table order.
+QUESTION_METRICS: tuple[str, ...] = tuple(key for key in TABLE_ORDER if METRICS[key].group == QUESTIONS)
 

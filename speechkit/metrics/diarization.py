@@ -14,6 +14,9 @@ Jaccard terms, with pyannote's 1 µs segment precision, its label orders (which 
 mapping) and its order of floating-point additions, so every figure equals pyannote's to the last
 bit (tests/test_metrics_diarization.py compares them on real and random sessions). Time is
 O(n log n + pairs of overlapping turns).
+
+Every DER is read against doing nothing: :func:`baselines` scores the trivial diarizations that give
+one label to all the reference speech, or to all the system's speech (:func:`one_label`).
 """
 from __future__ import annotations
 
@@ -28,10 +31,13 @@ from typing import Any
 import numpy as np
 
 from speechkit.metrics.bootstrap import Ratio
-from speechkit.transcript import Transcript
+from speechkit.transcript import Segment, Transcript
 
 COLLAR = 0.25
 PRECISION = 1e-6  # pyannote.core's SEGMENT_PRECISION: a segment of this duration or less is empty
+#: The trivial diarizations every DER/JER is read against (:func:`baselines`): key -> what it is.
+BASELINES = {"one_label_reference_speech": "one label over the reference speech",
+             "one_label_system_speech": "one label over the system's speech"}
 
 Span = tuple[float, float]
 Turn = tuple[float, float, Hashable]
@@ -71,6 +77,7 @@ class DiarizationResult:
         return Ratio(self.jer, 1.0) if self.jer is not None else Ratio(0.0, 0.0)
 
     def details(self) -> dict[str, Any]:
+        """pyannote's components in seconds (``total_s`` is the reference speech) and the JER."""
         return {"collar_s": self.collar, "total_s": self.total, "confusion_s": self.confusion,
                 "missed_detection_s": self.missed, "false_alarm_s": self.false_alarm,
                 "correct_s": self.correct, "jer": self.jer}
@@ -266,6 +273,19 @@ def _turns(transcript: Transcript) -> list[Turn]:
     return [(seg.start, seg.end, seg.speaker) for seg in transcript.segments if _nonempty(seg.start, seg.end)]
 
 
+def speech_seconds(transcript: Transcript) -> float:
+    """The seconds covered by the turns of ``transcript``, overlapping turns counted once."""
+    return _duration(_timeline((s.start, s.end) for s in transcript.segments))
+
+
+def one_label(transcript: Transcript, label: str = "speech") -> Transcript:
+    """The union of the speaker turns of ``transcript`` as turns of one speaker ``label`` (overlapping
+    turns, or turns less than pyannote's precision apart, merged): the trivial diarization that
+    calls everybody the same person."""
+    spans = _support(_timeline((s.start, s.end) for s in transcript.segments))
+    return Transcript(transcript.session_id, [Segment(start, end, label) for start, end in spans], has_words=False)
+
+
 def diarization_errors(reference: Transcript, hypothesis: Transcript, collar: float = COLLAR,
                        uem: Sequence[tuple[float, float]] | None = None) -> DiarizationResult:
     """DER components and JER of ``hypothesis`` speaker turns against ``reference`` turns.
@@ -291,3 +311,12 @@ def diarization_errors(reference: Transcript, hypothesis: Transcript, collar: fl
         jer = _jaccard_error(ref_scored, ref_labels, hyp_scored, jer_mapping)
     return DiarizationResult(c["total"], c["confusion"], c["missed detection"], c["false alarm"],
                              c["correct"], jer, collar)
+
+
+def baselines(reference: Transcript, hypothesis: Transcript, collar: float = COLLAR,
+              uem: Sequence[tuple[float, float]] | None = None) -> dict[str, DiarizationResult]:
+    """DER/JER of the trivial diarizations (:data:`BASELINES`) against ``reference`` turns: the union of
+    the reference turns as one speaker (perfect speech detection, no speaker told apart) and the union
+    of the ``hypothesis`` turns as one speaker (the system's speech detection, no speaker told apart)."""
+    return {"one_label_reference_speech": diarization_errors(reference, one_label(reference), collar, uem),
+            "one_label_system_speech": diarization_errors(reference, one_label(hypothesis), collar, uem)}

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from speechkit.metrics.bootstrap import Ratio
+from speechkit.metrics.bootstrap import PairRow, Ratio
 from speechkit.transcript import Segment, Transcript
 from speechkit.workspace import Person
 
@@ -199,23 +199,28 @@ def attribute_turns(meeting: str, turns: Transcript, hypothesis: Transcript) -> 
     return SpeakerAttribution(meeting, persons, basis="seconds")
 
 
-def speaker_consistency(names: Mapping[str, Mapping[str, str | None]]) -> dict[str, Ratio]:
-    """Cross-meeting speaker-identity consistency, decomposed per meeting.
+def speaker_consistency(names: Mapping[str, Mapping[str, str | None]]) -> dict[str, PairRow]:
+    """Cross-meeting speaker-identity consistency, as each meeting's row of meeting pairs.
 
     ``names[meeting][person]`` is the predicted name of each person speaking in the meeting.
-    For meeting m: ``den`` counts, over its persons, the other meetings they speak in, and
-    ``num`` those where they got the same name (None never matches). The micro ratio over all
-    meetings is the fraction of ordered pairs of distinct meetings with the same name; people
-    in only one meeting contribute nothing.
+    For meetings m and o, the pair's ``den`` counts the persons speaking in both and ``num`` those
+    who got the same name in both (None never matches); meeting m's :class:`PairRow` holds its
+    pair with each other meeting and their sums. The micro ratio over all meetings is the fraction
+    of ordered pairs of distinct meetings with the same name; people in only one meeting
+    contribute nothing. Being a property of pairs of meetings, it is resampled as such
+    (:mod:`speechkit.metrics.bootstrap`).
     """
     out = {}
     for m, persons in names.items():
-        num = den = 0
-        for pid, name in persons.items():
-            others = [other[pid] for o, other in names.items() if o != m and pid in other]
-            den += len(others)
-            num += sum(1 for n in others if name is not None and n == name)
-        out[m] = Ratio(num, den)
+        pairs = {}
+        for o, other in names.items():
+            if o == m:
+                continue
+            shared = [pid for pid in persons if pid in other]
+            if shared:
+                pairs[o] = (sum(1 for pid in shared if persons[pid] is not None and other[pid] == persons[pid]),
+                            len(shared))
+        out[m] = PairRow(sum(n for n, _ in pairs.values()), sum(d for _, d in pairs.values()), m, pairs)
     return out
 
 

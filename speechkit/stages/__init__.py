@@ -67,7 +67,8 @@ class Stage(Generic[R]):
     hands it those stages' objects (``self.inputs``). ``reads_audio``: it reads the recording
     (the audio's identity is part of its key). ``stored``: its result is kept in the stage cache
     (``result_type`` gives ``from_dict``; the result has ``to_dict``). ``version``: part of the
-    key, raised when a stored result changes form so that older entries are not read back.
+    key, raised when a stored result changes form, or what the stage computes from the same
+    inputs, so that older entries are not read back.
     """
 
     name: str = ""

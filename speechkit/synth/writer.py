@@ -8,6 +8,7 @@ Layout of the workspace folder::
     meetings/<id>/canonical.json   canonical written form, same segments, no word times
     meetings/<id>/reference.rttm   speaker turns (speaker = person id)
     meetings/<id>/notes.json       gold notes derived from the latent state (synth/notes.py)
+    meetings/<id>/questions.json   gold questions derived from the latent state (synth/questions.py)
     enrollments/<person>.flac      a short clip per person, text used in no meeting
     artifacts/*.md                 agendas, emails, slides
     truth/state.json               the latent state (not an artifact: systems must not read it)
@@ -27,6 +28,7 @@ from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
 from speechkit.synth import acoustics, artifacts, dialogue, mix
 from speechkit.synth.notes import write_gold_notes
+from speechkit.synth.questions import write_gold_questions
 from speechkit.synth.spoken import canonical_text, plain, tts_words
 from speechkit.synth.state import LatentState, MeetingPlan, build_state
 from speechkit.synth.voices import SAMPLE_RATE, VOICES, Synthesizer, voice
@@ -234,4 +236,5 @@ def synthesize_workspace(out: str | Path, options: SynthOptions = SynthOptions()
                    artifacts=tuple(registered), metadata=_plain(metadata))
     write_manifest(ws)
     write_gold_notes(root, truth, meetings)
+    write_gold_questions(root, truth, meetings)
     return load_workspace(root)

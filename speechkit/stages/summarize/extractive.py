@@ -43,7 +43,8 @@ _DUE = (r"(?:(?:next|this) )?(?:monday|tuesday|wednesday|thursday|friday|saturda
 _REQUEST = re.compile(r"\b(?:can|could|would|will) you (?:please )?(?P<task>.+)", re.I)
 _COMMIT = re.compile(r"\b(?:i'll|i will|i'm going to|i am going to|let me) (?P<task>.+)", re.I)
 _BY_DUE = re.compile(rf"\s+by (?P<due>{_DUE})\b.*$", re.I)
-_STATUS_ASK = re.compile(r"^(?:give|tell|walk|remind|hear|repeat|say|share|send) (?:us|me)\b|^(?:hear|see) ", re.I)
+_STATUS_ASK = re.compile(r"^(?:give|get|tell|walk|remind|hear|repeat|say|share|send) (?:us|me)\b|^(?:hear|see) "
+                         r"|\b(?:an?|quick|brief|short) (?:status )?update\b", re.I)
 _DECIDED = re.compile(r"\b(?:let's|let us|we'll|we will) (?:go with|go for|pick|stick with|use) (?P<choice>.+)"
                       r"|\bwe(?:'ve| have)? (?:decided|agreed) (?:on|to) (?P<choice2>.+)"
                       r"|\bthe decision is (?:to )?(?P<choice3>.+)", re.I)

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, RequestFailed
+from speechkit.llm.schema import answer_token_limit
 from speechkit.meeting_context import NotesContext
 from speechkit.notes import ActionItem, Decision, Notes
 from speechkit.stages.options import bounded
@@ -50,7 +51,7 @@ when not said).
 - "outline": the topics, in the order discussed."""
 
 #: Longest strings of the answer (characters), besides the summary's ``max_summary_chars``.
-_NAME_CHARS, _TEXT_CHARS, _DUE_CHARS = 40, 120, 30
+_NAME_CHARS, _TEXT_CHARS, _DUE_CHARS = 40, 100, 30
 
 
 @dataclass(frozen=True)
@@ -58,19 +59,19 @@ class LLMNotesOptions(ClientOptions):
     """Options of the LLM notes backend: the client's (:class:`~speechkit.llm.client.ClientOptions`:
     endpoint, model, local server, deadline, retries, failure policy) and these.
 
-    ``max_tokens`` [1, 1000000]: as the client's, 1000 by default here, above what the schema allows
-    in practice: a model that runs on is stopped (its answer rejected and counted) rather than
-    filling its context window.
+    ``max_tokens`` [1, 1000000]: as the client's; None (default): the longest answer the notes
+    schema allows (:func:`~speechkit.llm.schema.answer_token_limit`), so a schema-valid answer is
+    never cut, and a model that runs on still stops where the schema ends.
     ``chunk_bytes`` [200, 1000000]: most UTF-8 bytes of transcript lines per request (a longer
     transcript is asked in chunks, cut between turns, and the notes merged). ``max_items``
     [1, 100]: most action items, decisions and outline entries an answer may hold (each).
     ``max_summary_chars`` [50, 100000]: longest summary an answer may hold.
     """
 
-    max_tokens: int | None = bounded(1000, ge=1, le=1_000_000)
+    max_tokens: int | None = bounded(None, ge=1, le=1_000_000)
     chunk_bytes: int = bounded(4000, ge=200, le=1_000_000)
-    max_items: int = bounded(5, ge=1, le=100)
-    max_summary_chars: int = bounded(600, ge=50, le=100_000)
+    max_items: int = bounded(4, ge=1, le=100)
+    max_summary_chars: int = bounded(500, ge=50, le=100_000)
 
 
 def notes_schema(max_items: int, max_summary_chars: int) -> dict[str, Any]:
@@ -169,7 +170,9 @@ class LLMSummarizer:
 
     def __init__(self, options: LLMNotesOptions, device: str = "auto") -> None:
         self.options = options
-        self.client = LLMClient(options)
+        self.schema = notes_schema(options.max_items, options.max_summary_chars)
+        self.client = LLMClient(options if options.max_tokens else
+                                replace(options, max_tokens=answer_token_limit(self.schema)))
 
     def messages(self, lines: list[str], context: NotesContext, part: str = "") -> list[dict[str, str]]:
         """The request's messages for one chunk of transcript lines."""
@@ -179,12 +182,11 @@ class LLMSummarizer:
     def summarize(self, transcript: Transcript, context: NotesContext) -> tuple[Notes, dict]:
         """The notes of ``transcript`` and what the backend did (chunks, rejected answers, failures)."""
         chunks = chunk_lines(transcript_lines(transcript), self.options.chunk_bytes)
-        schema = notes_schema(self.options.max_items, self.options.max_summary_chars)
         parts, rejected, failures = [], Counter(), Counter()
         for i, lines in enumerate(chunks, 1):
             part = f" (part {i} of {len(chunks)})" if len(chunks) > 1 else ""
             try:
-                parts.append(notes_of(self.client.complete(self.messages(lines, context, part), schema, name="notes")))
+                parts.append(notes_of(self.client.complete(self.messages(lines, context, part), self.schema, name="notes")))
             except RequestFailed as e:
                 log.warning("llm notes of chunk %d of %s: none: %s", i, transcript.session_id, e.detail)
                 failures[e.reason] += 1

@@ -1,0 +1,64 @@
+"""``speechkit judge``: LLM-judged scores of a run's meeting notes, beside the deterministic notes scores."""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+EPILOG = """\
+RUN is a run folder (run.json and notes/, what `speechkit run` or `speechkit recipe` wrote), or
+the folder of `speechkit recipe --level all`, whose level folders l1, l2, l3 are each judged.
+One request per meeting asks the judge model for faithfulness, coherence, recall, precision and
+conciseness of the run's summary, 1-5, against the workspace's gold summary and roster (length
+not judged, roster-consistent name expansions faithful, speakers not judged), with a JSON schema;
+answers are cached by the request's content (RUN/cache/llm), so judging again asks nothing.
+Writes RUN/judged.json (per meeting, means with 95% bootstrap CIs over meetings, the judge
+model the server reported, request counts; docs/scores-schema.md) and prints the table. The
+endpoint and model: --base-url/--model, else SPEECHKIT_LLM_BASE_URL/SPEECHKIT_LLM_MODEL, else
+the local server on the packaged model (docs/llm.md). These scores never replace scores.json's.
+
+examples:
+  speechkit judge runs/whisper-demo
+  SPEECHKIT_LLM_BASE_URL=http://gpu-box:8000/v1 SPEECHKIT_LLM_MODEL=Qwen/Qwen2.5-7B-Instruct speechkit judge runs/x/l3
+  speechkit judge runs/x --llm-failures allow --max-retries 0
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from speechkit.cli.llm_options import add_endpoint_options
+    from speechkit.cli.score import add_bootstrap_options
+
+    p = sub.add_parser("judge", help="LLM-judged scores of a run's meeting notes (beside scores.json's)",
+                       description="Judge the meeting notes of a run with a language model against the "
+                                   "workspace's gold notes: the paper's five summary dimensions, 1-5, with 95% "
+                                   "bootstrap CIs over meetings and the judge model named.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run", type=Path, metavar="RUN", help="a run folder, or a --level all folder (l1, l2, l3)")
+    p.add_argument("--workspace", "-w", type=Path, help="the workspace (default: the one RUN/run.json names)")
+    add_endpoint_options(p, "fail (default): an unavailable endpoint or a failed request stops with an error "
+                            "and writes nothing; allow: judge the rest and state the share not judged")
+    add_bootstrap_options(p)
+    p.set_defaults(handler=run)
+
+
+def judge_options(args: argparse.Namespace):
+    """The judge's options from the command line, checked as a recipe's are (``--timeout-s: ...``)."""
+    from speechkit.cli.llm_options import endpoint_settings, options_from_args
+    from speechkit.judge import JudgeOptions
+
+    return options_from_args(JudgeOptions, endpoint_settings(args))
+
+
+def run(args: argparse.Namespace) -> int:
+    from speechkit.io.run_folder import level_folders
+    from speechkit.judge import format_judged, judge_run
+
+    options = judge_options(args)
+    folders = level_folders(args.run)
+    for k, folder in enumerate(folders):
+        started = time.perf_counter()
+        judged = judge_run(folder, options, args.workspace, args.cache_dir or args.run / "cache" / "llm",
+                           args.resamples, args.seed)
+        print(("\n" if k else "") + format_judged(judged, folder))
+        print(f"wrote {folder / 'judged.json'} ({time.perf_counter() - started:.1f} s)")
+    return 0

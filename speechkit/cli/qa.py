@@ -1,0 +1,61 @@
+"""``speechkit qa RUN``: answer the workspace's gold questions from a run's own output and score them."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from speechkit.errors import SpeechkitError
+
+EPILOG = """\
+Each meeting's questions (meetings/<id>/questions.json of the workspace) are answered from what
+the run wrote for it: its transcript, its notes and the context its level gave (context/<id>.json).
+Backends: extractive (no language model, the default) or llm (an OpenAI-compatible endpoint:
+--set base_url=..., --set model=..., else SPEECHKIT_LLM_BASE_URL/SPEECHKIT_LLM_MODEL, else the
+local server). Writes RUN/qa.json (answers, marks, scores with 95% bootstrap CIs over meetings).
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from speechkit.cli.score import add_bootstrap_options
+    from speechkit.qa.run import BACKENDS
+
+    p = subparsers.add_parser("qa", help="answer the gold questions from a run's output; write RUN/qa.json",
+                              description="Answer the gold questions from a run's own output and score them.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run", metavar="RUN", type=Path, help="a run folder (speechkit run / recipe --out)")
+    p.add_argument("--workspace", metavar="WS", type=Path,
+                   help="the workspace the run is of (default: the one its run.json names)")
+    p.add_argument("--backend", choices=sorted(BACKENDS), default="extractive", help="how to answer (default extractive)")
+    p.add_argument("--set", metavar="OPTION=VALUE", action="append", default=[], dest="settings",
+                   help="a backend option (repeatable), checked as a recipe's qa block is")
+    p.add_argument("--out", metavar="FILE", type=Path, help="where to write (default RUN/qa.json)")
+    add_bootstrap_options(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from speechkit.io.run_folder import workspace_of_run
+    from speechkit.llm import session
+    from speechkit.metrics.catalog import METRICS, QUESTION_METRICS
+    from speechkit.qa.run import answer_run, parse_qa
+    from speechkit.recipe import RecipeError, parse_settings
+    from speechkit.stages.options import OptionError
+
+    if not args.run.is_dir():
+        raise SpeechkitError(f"{args.run}: run folder not found")
+    try:
+        spec = parse_qa({"backend": args.backend, **parse_settings(args.settings)})
+    except OptionError as exc:
+        raise RecipeError("--set", exc.problem, field=exc.field) from None
+    ws = workspace_of_run(args.run, args.workspace)
+    session.begin(None)
+    try:
+        document = answer_run(ws, args.run, spec, args.out, args.resamples, args.seed)
+    finally:
+        session.end()
+    for key in QUESTION_METRICS:
+        entry = document["scores"][key]
+        shown = METRICS[key].format_estimate(entry)
+        print(f"{METRICS[key].label:<28} {shown}  ({entry['numerator']:g}/{entry['denominator']:g} questions)")
+    for mid, reason in document["not_applicable"].items():
+        print(f"n/a {mid}: {reason}")
+    return 0

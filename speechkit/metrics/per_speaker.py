@@ -1,0 +1,56 @@
+"""Where the word errors are, per reference speaker: words, errors under the cpWER assignment, speech time.
+
+cpWER (:mod:`speechkit.metrics.cpwer`) assigns each reference speaker at most one hypothesis speaker
+and scores the concatenated words of each assigned pair. This module splits that figure by person:
+a person's errors are the word alignment (jiwer) of their normalised words, segments in time order,
+against those of the hypothesis speaker cpWER assigned them (all deletions when none); words of
+hypothesis speakers assigned to nobody are insertions of no person. So the persons' errors plus
+those insertions are cpWER's errors of the meeting.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import jiwer
+
+from speechkit.metrics.diarization import speech_seconds
+from speechkit.metrics.normalize import normalize
+from speechkit.transcript import Transcript
+
+
+def _words(transcript: Transcript, speaker: str | None) -> list[str]:
+    """The normalised words of ``speaker``'s segments in time order (as meeteval concatenates them)."""
+    segments = sorted((s for s in transcript.segments if s.speaker == speaker), key=lambda s: s.start)
+    return [w for s in segments for w in normalize(s.text).split()]
+
+
+def _errors(reference: list[str], hypothesis: list[str]) -> dict[str, int]:
+    """Substitutions, deletions and insertions aligning ``hypothesis`` to ``reference`` (word lists)."""
+    if not reference or not hypothesis:
+        return {"substitutions": 0, "deletions": len(reference), "insertions": len(hypothesis)}
+    out = jiwer.process_words(" ".join(reference), " ".join(hypothesis))
+    return {"substitutions": out.substitutions, "deletions": out.deletions, "insertions": out.insertions}
+
+
+def per_speaker_errors(reference: Transcript, hypothesis: Transcript,
+                       assignment: Iterable[Sequence[str | None]], turns: Transcript | None) -> dict[str, Any]:
+    """Per reference person (speaker id): ``words`` (normalised), the ``hypothesis_speaker`` cpWER
+    assigned, ``substitutions``, ``deletions``, ``insertions``, ``errors``, ``wer`` (None without
+    words) and ``speech_s`` (the person's speech in ``turns``, overlaps counted once; None without
+    turns); ``unassigned_hypothesis_words``: the words of hypothesis speakers assigned to nobody."""
+    pairs = [tuple(pair) for pair in assignment]
+    assigned = {ref: hyp for ref, hyp in pairs if ref is not None}
+    persons = {}
+    for person in dict.fromkeys(s.speaker for s in reference.segments):
+        words = _words(reference, person)
+        hyp = assigned.get(person)
+        counts = _errors(words, _words(hypothesis, hyp) if hyp is not None else [])
+        errors = sum(counts.values())
+        person_turns = None if turns is None else Transcript(
+            turns.session_id, [s for s in turns.segments if s.speaker == person], has_words=False)
+        persons[person] = {"words": len(words), "hypothesis_speaker": hyp, **counts, "errors": errors,
+                           "wer": errors / len(words) if words else None,
+                           "speech_s": None if person_turns is None else round(speech_seconds(person_turns), 3)}
+    unassigned = sum(len(_words(hypothesis, hyp)) for ref, hyp in pairs if ref is None and hyp is not None)
+    return {"assignment": "cpWER", "persons": persons, "unassigned_hypothesis_words": unassigned}

@@ -1,0 +1,225 @@
+"""Question-answering scores: a system's answers against a meeting's gold questions.
+
+An answer is right when it *states* the gold answer's canonical entities, deterministically:
+
+- a **person** (``who_owns``, ``who_asked``): ``qa_accuracy`` needs the person's full canonical
+  name, ``qa_accuracy_lenient`` also takes one of the person's roster nicknames ("Toby" for
+  Tobias Tanaka); names are compared as whole words after :func:`speechkit.text_similarity.fold`
+  (case, accents, punctuation). An answer that also names another person of the workspace (by
+  canonical name; for the lenient score, also by nickname) is wrong. A first name alone
+  ("Tobias") is right in neither.
+- a **number**: its value and its unit, each as whole words of the answer after the shared
+  normalisation (:mod:`speechkit.metrics.normalize`, Whisper's English normaliser, which writes
+  spoken numbers as digits: "twenty five hundred messages" states 2,500 messages; "June twenty
+  fifth" states June 25: ordinal endings of digits are dropped; "45 ,000", digit groups a
+  recognizer wrote apart, is 45,000).
+- a **day**: the weekday's name (or a common abbreviation: "Wed", "Thurs"), and no other weekday;
+  a day that is no weekday, its words after the normalisation.
+- a **choice** (``decision``): every content word of the gold choice
+  (:func:`speechkit.text_similarity.content_words`), as decision recall matches decisions.
+
+Scores per meeting are :class:`~speechkit.metrics.bootstrap.Ratio` s (right / asked): over all
+questions, per question type, and over the "who" questions (``who_owns`` and ``who_asked``);
+a question left unanswered is wrong. :func:`add_question_scores` puts them into a scores.json
+(the metric catalogue's ``questions`` group) from a run's ``qa.json``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from speechkit.metrics.bootstrap import Estimate, Ratio, bootstrap, micro
+from speechkit.metrics.catalog import METRICS, QUESTION_METRICS
+from speechkit.metrics.normalize import normalize
+from speechkit.qa.answers import read_answers
+from speechkit.qa.questions import (QUESTION_TYPES, Entity, MeetingQuestions, Question, default_questions_path,
+                                    read_questions)
+from speechkit.text_similarity import content_words, fold
+from speechkit.workspace import Person, Workspace
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_ABBREVIATIONS = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "weds": "wednesday",
+                  "thu": "thursday", "thur": "thursday", "thurs": "thursday", "fri": "friday", "sat": "saturday",
+                  "sun": "sunday"}
+#: How answers are marked, as scores.json and qa.json record it.
+RULES = ("right when the answer states the gold entities: a person's full canonical name (lenient: or a roster "
+         "nickname) and no other person's; a number's value and unit; a weekday and no other; every content word "
+         "of a decision's choice; after case/accent folding (names) or Whisper's English normaliser, split digit "
+         "groups rejoined and ordinal endings dropped (numbers, days, choices); an unanswered question is wrong")
+_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b")
+_SPLIT_DIGITS = re.compile(r"(\d) ([.,]\d)")
+
+
+def normalized(text: str) -> str:
+    """``text`` as numbers and days are compared: digit groups a recognizer split rejoined ("45 ,000"
+    is 45,000), the shared normalisation, ordinal endings dropped."""
+    return _ORDINAL.sub(r"\1", normalize(_SPLIT_DIGITS.sub(r"\1\2", text)))
+
+
+def _has(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs in ``text`` as whole words (both already normalised)."""
+    return bool(phrase) and f" {phrase} " in f" {text} "
+
+
+def _person_right(answer: str, entity: Entity, people: Sequence[Person], lenient: bool) -> bool:
+    said = fold(answer)
+    person = next((p for p in people if p.id == entity.get("id")), None)
+    names = [entity.get("canonical") or ""] + (list(person.nicknames) if lenient and person else [])
+    if not any(_has(said, fold(n)) for n in names):
+        return False
+    others = [p for p in people if p.id != entity.get("id")]
+    wrong = [n for p in others for n in (p.name, *(p.nicknames if lenient else ())) if fold(n)]
+    return not any(_has(said, fold(n)) for n in wrong)
+
+
+def _day_right(answer: str, value: str) -> bool:
+    said = [_ABBREVIATIONS.get(w, w) for w in normalized(answer).split()]
+    gold = normalized(value)
+    if gold not in WEEKDAYS:
+        return _has(" ".join(said), gold)
+    return gold in said and not any(d in said for d in WEEKDAYS if d != gold)
+
+
+def entity_stated(answer: str, entity: Entity, people: Sequence[Person], lenient: bool = False) -> bool:
+    """Whether ``answer`` states ``entity`` (the rules of the module docstring); ``people``: the
+    workspace's, for nicknames and for naming someone else."""
+    if entity.kind == "person":
+        return _person_right(answer, entity, people, lenient)
+    if entity.kind == "day":
+        return _day_right(answer, entity.get("value") or "")
+    if entity.kind == "number":
+        said = normalized(answer)
+        return _has(said, normalized(entity.get("value") or "")) and (
+            not entity.get("unit") or _has(said, normalized(entity.get("unit") or "")))
+    words = content_words(entity.get("text") or "")
+    return bool(words) and words <= set(normalize(answer).split())
+
+
+def answer_right(answer: str, question: Question, people: Sequence[Person], lenient: bool = False) -> bool:
+    """Whether ``answer`` states every entity of the gold answer of the question's expected kind."""
+    expected = [e for e in question.entities if e.kind == QUESTION_TYPES[question.type]]
+    return bool(answer.strip()) and all(entity_stated(answer, e, people, lenient) for e in expected)
+
+
+@dataclass
+class QuestionScores:
+    """One meeting's marks: per question, whether its answer is right (``right``) and right
+    leniently (``lenient``); :meth:`ratios` and :meth:`details` from them."""
+
+    questions: tuple[Question, ...]
+    right: dict[str, bool]
+    lenient: dict[str, bool]
+
+    def _ratio(self, types: Sequence[str], marks: Mapping[str, bool]) -> Ratio:
+        asked = [q for q in self.questions if q.type in types]
+        return Ratio(sum(marks[q.id] for q in asked), len(asked))
+
+    def ratios(self) -> dict[str, Ratio]:
+        """The meeting's ratio of every question metric of the catalogue."""
+        return ratios_from_details(self.details())
+
+    def details(self) -> dict[str, Any]:
+        """Counts (scores.json ``details.questions``): questions, right and right leniently, overall and by type."""
+        by_type = {t: {"questions": sum(q.type == t for q in self.questions),
+                       "right": sum(self.right[q.id] for q in self.questions if q.type == t),
+                       "right_lenient": sum(self.lenient[q.id] for q in self.questions if q.type == t)}
+                   for t in QUESTION_TYPES}
+        return {"questions": len(self.questions), "right": sum(self.right.values()),
+                "right_lenient": sum(self.lenient.values()), "by_type": by_type}
+
+
+def ratios_from_details(details: Mapping[str, Any]) -> dict[str, Ratio]:
+    """Every question metric's ratio from a meeting's ``details.questions`` counts (as the
+    catalogue reads them back)."""
+    return {key: METRICS[key].from_details({"questions": details}) for key in QUESTION_METRICS}
+
+
+def score_answers(questions: MeetingQuestions, answers: Mapping[str, str], people: Sequence[Person]) -> QuestionScores:
+    """Mark a meeting's answers (question id -> answer text; a missing one is wrong)."""
+    qs = questions.questions
+    return QuestionScores(qs, {q.id: answer_right(answers.get(q.id, ""), q, people) for q in qs},
+                          {q.id: answer_right(answers.get(q.id, ""), q, people, lenient=True) for q in qs})
+
+
+def aggregate(per_meeting: Mapping[str, Mapping[str, Ratio]], resamples: int, seed: int) -> dict[str, Any]:
+    """Each question metric over the meetings: the micro ratio with its bootstrap CI, and the totals."""
+    out: dict[str, Any] = {}
+    for key in QUESTION_METRICS:
+        ratios = [r[key] for r in per_meeting.values()]
+        total = micro(ratios)
+        out[key] = {**bootstrap(ratios, resamples, seed).as_dict(),
+                    "numerator": total.num, "denominator": total.den, "meetings": len(ratios)}
+    return out
+
+
+def qa_path(run_dir: str | Path) -> Path:
+    """The ``qa.json`` of the run whose hypotheses are in ``run_dir`` (its ``transcripts/`` or the run folder)."""
+    run = Path(run_dir)
+    return (run.parent if run.name == "transcripts" else run) / "qa.json"
+
+
+NO_GOLD = "no gold questions for this meeting (a workspace's meetings/<id>/questions.json)"
+NO_ANSWERS = "the run has no answers to questions (qa.json: speechkit qa RUN, or a recipe's qa step)"
+NOT_ANSWERED = "the run's qa.json has no answers for this meeting"
+
+
+def gold_questions_of(ws: Workspace, meeting: str) -> MeetingQuestions | None:
+    """The meeting's gold questions (checked against the workspace people), None when it has none."""
+    path = ws.root / default_questions_path(meeting)
+    if not path.is_file():
+        return None
+    return read_questions(path, meeting, {p.id: p.name for p in ws.people})
+
+
+def score_run(ws: Workspace, meetings: Sequence[str], answers: Mapping[str, Mapping[str, str]] | None,
+              ) -> tuple[dict[str, QuestionScores], dict[str, str]]:
+    """Mark the answers of each of ``meetings`` (None: the run has none); the meetings not
+    scored, with the reason."""
+    scored, reasons = {}, {}
+    for mid in meetings:
+        gold = gold_questions_of(ws, mid)
+        if gold is None:
+            reasons[mid] = NO_GOLD
+        elif answers is None:
+            reasons[mid] = NO_ANSWERS
+        elif mid not in answers:
+            reasons[mid] = NOT_ANSWERED
+        else:
+            scored[mid] = score_answers(gold, answers[mid], ws.people)
+    return scored, reasons
+
+
+def add_question_scores(scores: dict[str, Any], ws: Workspace, run_dir: str | Path) -> dict[str, Any]:
+    """``scores`` (the scores.json mapping of a run of ``ws`` whose hypotheses are in ``run_dir``)
+    with the question metrics filled in from the run's ``qa.json``: per meeting (value,
+    ``details.questions``, the reason where not applicable) and over the meetings (bootstrap CI
+    with the scores' settings, totals). Returned for chaining."""
+    path = qa_path(run_dir)
+    answers = read_answers(path) if path.is_file() else None
+    scored, reasons = score_run(ws, list(scores["meetings"]), answers)
+    per = {mid: s.ratios() for mid, s in scored.items()}
+    boot = scores["settings"]["bootstrap"]
+    totals = aggregate(per, boot["resamples"], boot["seed"])
+    for mid, entry in scores["meetings"].items():
+        not_applicable = entry["details"].setdefault("not_applicable", {})
+        if mid in scored:
+            entry["details"]["questions"] = scored[mid].details()
+        for key in QUESTION_METRICS:
+            ratio = per.get(mid, {}).get(key)
+            entry[key] = Estimate(ratio.value if ratio else None).as_dict()
+            reason = reasons.get(mid) or (METRICS[key].empty if ratio is not None and not ratio.den else None)
+            if reason:
+                not_applicable[key] = reason
+    for key in QUESTION_METRICS:
+        total = totals[key]
+        scores["aggregate"][key] = {k: total[k] for k in ("value", "ci_low", "ci_high")}
+        scores["totals"][key] = {"numerator": total["numerator"], "denominator": total["denominator"],
+                                 "meetings": total["meetings"]}
+        scores["not_applicable"].pop(key, None)
+        if total["value"] is None:
+            why = sorted(set(reasons.values()) | {METRICS[key].empty for r in per.values() if not r[key].den})
+            scores["not_applicable"][key] = "; ".join(why) or "no meetings"
+    scores["settings"]["questions"] = {"answers": "qa.json" if answers is not None else None, "rules": RULES}
+    return scores

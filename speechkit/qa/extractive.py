@@ -1,0 +1,118 @@
+"""The ``extractive`` QA backend: no language model, deterministic (the baseline).
+
+Each question is matched by its key words (its content words less the words every question of
+its type has: "who owns the action item to ...") against the system's own output, and the
+answer is the entity of the expected type found there:
+
+- ``who_owns`` / ``due``: the action item of the meeting's notes whose description shares most
+  key words with the question (the run's notes; where they have no such item, the notes the
+  extractive notes backend takes from the transcript), its assignee or its due day.
+- ``decision``: the notes' decision whose topic and choice share most key words; its choice.
+- ``who_asked``: the request ("..., can you ...?") of the transcript that shares most key words;
+  the name of its speaker (as identification named it; a label such as ``SPEAKER_00`` names
+  nobody).
+- ``number``: the transcript sentence with a number that shares most key words; the first
+  number in it after those words, with the word after it (the unit), as the scorer normalises it.
+
+Person names are resolved against the roster the level gives (L3: "Toby" -> "Tobias Tanaka"),
+with the notes backend's resolver (:mod:`speechkit.stages.summarize.extractive`); without one a
+name stays as written. Ties go to the earliest candidate; a question with no candidate sharing a
+key word gets the empty answer.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from speechkit.metrics.qa import normalized
+from speechkit.qa.output import MeetingOutput
+from speechkit.qa.questions import Ask
+from speechkit.stages.options import StageOptions
+from speechkit.stages.summarize.extractive import _REQUEST, _Roster, _sentences, extract_notes
+from speechkit.text_similarity import content_words
+
+#: Words of the question templates, never key words.
+TEMPLATE_WORDS = frozenset("who owns own asked ask action item what was decided decide about when due "
+                           "is are for".split())
+_NUMBER = re.compile(r"\d")
+_MONTHS = frozenset("january february march april may june july august september october november december".split())
+
+
+@dataclass(frozen=True)
+class ExtractiveQaOptions(StageOptions):
+    """The extractive QA backend has no options."""
+
+
+def key_words(text: str) -> frozenset[str]:
+    """The words of ``text`` a match is scored on: its content words, template words left out."""
+    return content_words(text) - TEMPLATE_WORDS
+
+
+def _best(ask: Ask, candidates: Sequence[Any], text: Any) -> Any:
+    """The candidate whose ``text(candidate)`` shares most key words with the question (the first
+    of equals); None when none shares one."""
+    wanted = key_words(ask.text)
+    best, shared = None, 0
+    for candidate in candidates:
+        n = len(wanted & content_words(text(candidate)))
+        if n > shared:
+            best, shared = candidate, n
+    return best
+
+
+def _number(sentence: str, ask: Ask) -> str:
+    """The first number of ``sentence`` after the question's key words, with the word after it."""
+    words = normalized(sentence).split()
+    wanted = key_words(ask.text)
+    start = max((i for i, w in enumerate(words) if w in wanted), default=-1) + 1
+    for i in [*range(start, len(words)), *range(0, start)]:
+        if _NUMBER.search(words[i]):
+            unit = words[i + 1:i + 2]
+            return " ".join([words[i - 1]] * (i > 0 and words[i - 1] in _MONTHS) + [words[i]] + unit)
+    return ""
+
+
+class ExtractiveAnswerer:
+    """The ``extractive`` QA backend (see the module docstring)."""
+
+    Options = ExtractiveQaOptions
+
+    def __init__(self, options: ExtractiveQaOptions) -> None:
+        self.options = options
+
+    def check(self) -> None:
+        """Nothing to check before answering."""
+
+    def answer(self, asks: Sequence[Ask], output: MeetingOutput) -> tuple[dict[str, str], dict[str, Any]]:
+        """The answers (question id -> text) and what the backend did."""
+        roster = _Roster(output.context.roster)
+        extracted = extract_notes(output.transcript, output.context.roster or None)
+        notes = [n for n in (output.notes, extracted) if n is not None]
+        turns = [(seg.speaker_name or seg.speaker, s) for seg in output.transcript.segments for s in _sentences(seg.text)]
+
+        def person(name: str | None) -> str:
+            found = roster.resolve(name)
+            return found.name if found is not None else (name or "")
+
+        def item(ask: Ask) -> Any:
+            return next((i for n in notes if (i := _best(ask, n.action_items, lambda a: a.description))), None)
+
+        out: dict[str, str] = {}
+        for ask in asks:
+            if ask.type in ("who_owns", "due"):
+                found = item(ask)
+                out[ask.id] = "" if found is None else person(found.assignee) if ask.type == "who_owns" else found.due or ""
+            elif ask.type == "decision":
+                found = next((d for n in notes if (d := _best(ask, n.decisions, lambda d: f"{d.topic} {d.choice}"))),
+                             None)
+                out[ask.id] = found.choice if found is not None else ""
+            elif ask.type == "who_asked":
+                found = _best(ask, [t for t in turns if _REQUEST.search(t[1])], lambda t: t[1])
+                out[ask.id] = person(found[0]) if found is not None else ""
+            else:
+                found = _best(ask, [t for t in turns if _NUMBER.search(normalized(t[1]))], lambda t: t[1])
+                out[ask.id] = _number(found[1], ask) if found is not None else ""
+        return out, {"backend": "extractive", "roster": len(output.context.roster),
+                     "notes": "run" if output.notes is not None else "extracted"}
+

@@ -1,0 +1,168 @@
+"""Question-answer pairs a system extracts from a meeting, aligned with the gold pairs (M3FinMeeting).
+
+The system's pairs are asked of a language model through :class:`speechkit.llm.LLMClient`: the
+run's own transcript of the meeting (``[MM:SS] Name: text`` lines, the first
+``transcript_bytes``) and a JSON schema of a list of ``{question, answer}`` (at most
+``max_pairs``). The gold pairs are the workspace's ``meetings/<id>/questions.json``
+(:mod:`speechkit.qa.questions`). :func:`align_meeting` gives, per meeting,
+``qa_pair_precision/recall/f1`` (the extracted questions against the gold questions) and the
+section-summary variant (the run's summary sentences against the gold summary's sentences), both
+by :mod:`speechkit.metrics.qa_alignment` at cosine >= 0.75, many-to-many. :func:`align_run` does
+it for every meeting of a run (``speechkit align RUN``) and writes ``RUN/qa_pairs.json``: per
+meeting the counts and figures, and over the run the counts summed and the figures they give.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from speechkit.io.atomic import check_output_file, write_json
+from speechkit.io.lock import run_folder_lock
+from speechkit.io.names import child_path
+from speechkit.io.notes import read_gold_notes, read_notes
+from speechkit.llm import session
+from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, RequestFailed
+from speechkit.llm.run import checked_endpoint
+from speechkit.llm.schema import answer_token_limit
+from speechkit.metrics.qa_alignment import THRESHOLD, Alignment, align_summaries, align_texts
+from speechkit.probe.inputs import RunInfo, open_run, read_transcript
+from speechkit.stages.options import bounded
+from speechkit.qa.questions import default_questions_path, read_questions
+from speechkit.stages.summarize.llm import chunk_lines, transcript_lines
+from speechkit.text_similarity import TextSimilarity, text_similarity
+from speechkit.transcript import Transcript
+
+PAIRS_PROMPT = """TRANSCRIPT:
+{transcript}
+
+List the questions this meeting answers (who is to do what, what was decided, the numbers and \
+dates stated), each with the answer the transcript gives, as a JSON object: \
+{{"pairs": [{{"question": "...", "answer": "..."}}]}} (at most {most})."""
+PAIRS_SYSTEM = "You read meeting transcripts and list the questions they answer. You write only what was said."
+
+
+@dataclass(frozen=True)
+class QAPair:
+    """A question and its answer."""
+
+    question: str
+    answer: str
+
+
+def pairs_schema(most: int) -> dict[str, Any]:
+    """The JSON schema of an extraction answer: ``{"pairs": [{question, answer}, ...]}``, at most ``most``."""
+    pair = {"type": "object", "properties": {"question": {"type": "string", "maxLength": 300},
+                                             "answer": {"type": "string", "maxLength": 300}},
+            "required": ["question", "answer"], "additionalProperties": False}
+    return {"type": "object", "properties": {"pairs": {"type": "array", "maxItems": most, "items": pair}},
+            "required": ["pairs"], "additionalProperties": False}
+
+
+def extract_pairs(client: LLMClient, transcript: Transcript, most: int = 10,
+                  transcript_bytes: int = 6000) -> list[QAPair]:
+    """The pairs the model extracts from ``transcript``; :class:`BadAnswer` if the answer is not a
+    list of pairs (what :meth:`LLMClient.complete` raises besides)."""
+    chunks = chunk_lines(transcript_lines(transcript), transcript_bytes)
+    prompt = PAIRS_PROMPT.format(transcript="\n".join(chunks[0]) if chunks else "(nothing)", most=most)
+    answer = client.complete([{"role": "system", "content": PAIRS_SYSTEM}, {"role": "user", "content": prompt}],
+                             pairs_schema(most), name="pairs")
+    raw = answer.get("pairs")
+    if not isinstance(raw, list):
+        raise BadAnswer("wrong-shape", f"no list of pairs: {str(answer)[:80]!r}")
+    pairs = [QAPair(" ".join(p["question"].split()), " ".join(p["answer"].split())) for p in raw
+             if isinstance(p, dict) and isinstance(p.get("question"), str) and isinstance(p.get("answer"), str)
+             and p["question"].strip()]
+    return pairs[:most]
+
+
+def align_meeting(run: RunInfo, meeting: str, predicted: list[QAPair], similarity: TextSimilarity,
+                  threshold: float = THRESHOLD) -> dict[str, Any]:
+    """``qa_pairs`` and ``summary`` alignments of one meeting of ``run`` (``Alignment.as_dict``;
+    None where the workspace has no gold questions, or no gold notes, or the run no notes)."""
+    m = run.workspace.meeting(meeting)
+    gold_path = run.workspace.root / default_questions_path(meeting)
+    out: dict[str, Any] = {"qa_pairs": None, "summary": None}
+    if gold_path.is_file():
+        gold = [q.question for q in read_questions(gold_path, meeting).questions]
+        out["qa_pairs"] = align_texts([p.question for p in predicted], gold, similarity, threshold).as_dict()
+    notes_path = child_path(run.folder / "notes", meeting, ".json")
+    if m.notes is not None and notes_path.is_file():
+        out["summary"] = align_summaries(read_notes(notes_path, meeting).summary,
+                                         read_gold_notes(m.notes, meeting).summary, similarity, threshold).as_dict()
+    return out
+
+
+PAIRS_NAME = "qa_pairs.json"
+
+
+@dataclass(frozen=True)
+class PairsOptions(ClientOptions):
+    """Options of ``speechkit align``: the LLM client's (endpoint, model, deadline, retries, failure
+    policy) and these. ``max_pairs`` [1, 100]: most pairs asked per meeting. ``transcript_bytes``
+    [200, 10^7]: most UTF-8 bytes of the transcript in the prompt. ``threshold`` [0, 1]: the
+    similarity at which two units align (the paper's 0.75). ``max_tokens``: None, the longest
+    answer the schema allows."""
+
+    max_pairs: int = bounded(10, ge=1, le=100)
+    transcript_bytes: int = bounded(6000, ge=200, le=10_000_000)
+    threshold: float = bounded(THRESHOLD, ge=0.0, le=1.0)
+
+
+def _pooled(per_meeting: list[dict[str, Any] | None], threshold: float, similarity: str) -> dict[str, Any] | None:
+    """The alignment of the run: the meetings' counts summed (None when no meeting has one)."""
+    found = [a for a in per_meeting if a is not None]
+    if not found:
+        return None
+    counts = {key: sum(a[key] for a in found) for key in ("predicted", "gold", "aligned_predicted", "aligned_gold")}
+    return Alignment(**counts, threshold=threshold, similarity=similarity).as_dict()
+
+
+def align_run(run_dir: str | Path, options: PairsOptions, workspace: str | Path | None = None,
+              cache_dir: str | Path | None = None, similarity: TextSimilarity | None = None) -> dict[str, Any]:
+    """Extract the pairs of every meeting the run transcribed, align them and the run's summaries with
+    the gold ones, and write ``RUN/qa_pairs.json``. An unavailable endpoint stops before anything is
+    written (under ``allow``: no pairs asked, the meetings say why); a failed request or an answer
+    that is not pairs leaves the meeting's pairs n/a with the reason (and, under ``fail``, stops)."""
+    run = open_run(run_dir, workspace)
+    out = run.folder / PAIRS_NAME
+    check_output_file(out)
+    similarity = similarity or text_similarity("auto")
+    client_options = options if options.max_tokens else \
+        options.with_overrides(max_tokens=answer_token_limit(pairs_schema(options.max_pairs)))
+    client = LLMClient(client_options)
+    meetings: dict[str, Any] = {}
+    with run_folder_lock(run.folder):
+        session.begin(cache_dir or run.folder / "cache" / "llm")
+        try:
+            found = checked_endpoint(client, options.failures, "align")
+            for meeting in run.meetings:
+                entry = align_meeting(run, meeting, [], similarity, options.threshold)
+                try:
+                    pairs = extract_pairs(client, read_transcript(run, meeting), options.max_pairs,
+                                          options.transcript_bytes) if not found.startswith("failed") else None
+                    reason = None if pairs is not None else found
+                except (RequestFailed, BadAnswer) as e:
+                    if options.failures == "fail" and isinstance(e, RequestFailed):
+                        raise LLMUnavailable(f"{client.base_url}: model {client.model}: {e.detail}") from None
+                    pairs, reason = None, f"no pairs: {e.detail}"[:300]
+                if pairs is not None:
+                    entry = align_meeting(run, meeting, pairs, similarity, options.threshold)
+                else:
+                    entry["qa_pairs"] = None
+                meetings[meeting] = {**entry, "pairs": None if pairs is None else [vars(p) for p in pairs],
+                                     "reason": reason}
+        finally:
+            usage = session.end().usage(client.base_url, client.model)
+        document = {"schema": "speechkit.qa_pairs/1", "level": run.level, "workspace": str(run.workspace.root),
+                    "endpoint": {"base_url": "local server" if client.endpoint.local else client.base_url,
+                                 "model": client.model, "models_reported": sorted(usage.reported),
+                                 "requests": usage.requests, "failed": usage.failed},
+                    "options": {f.name: getattr(options, f.name) for f in fields(PairsOptions)
+                                if f.name in ("max_pairs", "transcript_bytes", "threshold")},
+                    "similarity": similarity.name,
+                    "run": {kind: _pooled([m[kind] for m in meetings.values()], options.threshold, similarity.name)
+                            for kind in ("qa_pairs", "summary")},
+                    "meetings": meetings}
+        write_json(out, document)
+    return document

@@ -1,0 +1,65 @@
+"""Gold questions of synthetic meetings, derived from the latent state (``truth/state.json``).
+
+Per meeting, in this order: for each action item it opened, who owns it (``who_owns``), when it
+is due (``due``) and who asked for it (``who_asked``: the host, who hands out the items); for
+each decision, what it chose (``decision``); for each project number stated in it, its value
+with its unit (``number``). A question whose text two facts of the meeting would answer
+differently (the same task given to two people) is left out. Written to
+``meetings/<id>/questions.json`` (:mod:`speechkit.qa.questions`, docs/workspace-format.md).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from speechkit.qa.questions import Entity, MeetingQuestions, Question, default_questions_path, write_questions
+from speechkit.workspace import Meeting
+
+
+def _person(person: Mapping[str, Any]) -> tuple[str, tuple[Entity, ...]]:
+    return person["name"], (Entity.of("person", id=person["id"], canonical=person["name"]),)
+
+
+def _candidates(truth: Mapping[str, Any], meeting: str, numbers: Sequence[str]) -> list[tuple[str, str, str, tuple]]:
+    """``(type, question, answer, entities)`` of every fact of ``meeting``, in the module's order."""
+    people = {p["id"]: p for p in truth["people"]}
+    plan = next(m for m in truth["meetings"] if m["id"] == meeting)
+    out: list[tuple[str, str, str, tuple]] = []
+    for item in (a for a in truth["action_items"] if a["opened_in"] == meeting):
+        task = f"the action item to {item['description']}"
+        out.append(("who_owns", f"Who owns {task}?", *_person(people[item["assignee"]])))
+        out.append(("due", f"When is {task} due?", item["due"], (Entity.of("day", value=item["due"]),)))
+        out.append(("who_asked", f"Who asked for {task}?", *_person(people[plan["host"]])))
+    for d in (d for d in truth["decisions"] if d["meeting"] == meeting):
+        out.append(("decision", f"What was decided about {d['question']}?", d["choice"],
+                    (Entity.of("choice", text=d["choice"]),)))
+    focus = [p for p in truth["projects"] if p["id"] in plan["projects"]]
+    projects = focus + [p for p in truth["projects"] if p not in focus]
+    for value in dict.fromkeys(numbers):
+        project, number = next((p, n) for p in projects for n in p["numbers"] if n["canonical"] == value)
+        answer = f"{value} {number['unit']}".strip()
+        out.append(("number", f"What is {number['topic']} for {project['name']['canonical']}?", answer,
+                    (Entity.of("number", value=value, unit=number["unit"]),)))
+    return out
+
+
+def gold_questions(truth: Mapping[str, Any], meeting: str, numbers: Sequence[str]) -> MeetingQuestions:
+    """The gold questions of ``meeting`` from the latent state; ``numbers``: the number terms
+    (canonical) stated in it, in the order said (the meeting's spoken terms in the manifest)."""
+    candidates = _candidates(truth, meeting, numbers)
+    answers: dict[str, set[str]] = {}
+    for _, text, answer, _ in candidates:
+        answers.setdefault(text, set()).add(answer)
+    kept: dict[str, tuple] = {}
+    for candidate in candidates:  # one question per text, the first, where all its facts agree
+        if len(answers[candidate[1]]) == 1:
+            kept.setdefault(candidate[1], candidate)
+    return MeetingQuestions(meeting, tuple(Question(f"{meeting}-q{i:02d}", kind, text, answer, entities)
+                                           for i, (kind, text, answer, entities) in enumerate(kept.values(), 1)))
+
+
+def write_gold_questions(root: str | Path, truth: Mapping[str, Any], meetings: Sequence[Meeting]) -> None:
+    """Write ``meetings/<id>/questions.json`` for every meeting of a synthetic workspace at ``root``."""
+    for m in meetings:
+        numbers = m.terms.numbers if m.terms is not None else ()
+        write_questions(Path(root) / default_questions_path(m.id), gold_questions(truth, m.id, numbers))
