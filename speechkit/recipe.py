@@ -49,11 +49,12 @@ from speechkit.errors import FormatError, brief
 from speechkit.io._lines import read_text
 from speechkit.io.names import id_problem
 from speechkit.io.yamlfile import parse_yaml
+from speechkit.metrics.bootstrap import MIN_MEETINGS
 from speechkit.qa.run import parse_qa
 from speechkit.stages import OPTIONAL_STAGES, STAGES, StageSpec, parse_stage
 from speechkit.stages.options import OptionError, StageOptions, bounded
 
-RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources", "qa"}
+RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources", "qa", "statistics"}
 RESOURCE_NAMES = ("vad", "diarize", "asr", "workspace")
 LEVELS = (1, 2, 3)
 _LEVEL_NAME = re.compile(r"^(?:(?P<family>[\w.-]+)-)?l(?P<level>[123])$")
@@ -104,6 +105,18 @@ class ContextBudget(StageOptions):
 
 
 @dataclass(frozen=True)
+class Statistics(StageOptions):
+    """How `--level all` compares the levels: the recipe's ``statistics`` block.
+
+    ``min_meetings`` [0, 100000]: fewest meetings for which a paired delta may be called
+    significant; over fewer, the interval is shown and no star, with the reason (a bootstrap over
+    two or three meetings gives intervals too narrow to mean anything).
+    """
+
+    min_meetings: int = bounded(MIN_MEETINGS, ge=0, le=100_000)
+
+
+@dataclass(frozen=True)
 class StageResources(StageOptions):
     """What one Ray worker of a stage asks for, and how many of them may run (bounds in brackets).
 
@@ -134,6 +147,7 @@ class Recipe:
     path: Path | None = None
     resources: dict[str, StageResources] = field(default_factory=dict)
     qa: StageSpec | None = None
+    statistics: Statistics = field(default_factory=Statistics)
 
     def at_level(self, level: int) -> "Recipe":
         """The recipe run at context ``level``; its name gets ``-lN``."""
@@ -156,25 +170,28 @@ class Recipe:
         ``context.hotwords``; ``stages.`` may lead), each checked as the recipe file's would be
         (unknown key with a hint, type, bounds). Setting a stage's ``backend`` starts that stage
         from the new backend's defaults. A problem is a :class:`RecipeError` naming ``source``."""
-        stages, context = dict(self.stages), self.context
+        stages, context, statistics = dict(self.stages), self.context, self.statistics
         for key, value in settings.items():
             parts = key.removeprefix("stages.").split(".", 1)
             try:
                 if parts[0] == "context" and len(parts) == 2:
                     context = context.with_overrides(**{parts[1]: value})
+                elif parts[0] == "statistics" and len(parts) == 2:
+                    statistics = statistics.with_overrides(**{parts[1]: value})
                 elif parts[0] in STAGES and len(parts) == 2:
                     name, option = parts
                     current = stages[name].as_dict() if name in stages and option != "backend" else {}
                     stages[name] = parse_stage(name, {**current, option: value})
                 else:
-                    close = difflib.get_close_matches(parts[0], [*STAGES, "context"], n=1)
+                    close = difflib.get_close_matches(parts[0], [*STAGES, "context", "statistics"], n=1)
                     hint = f" (did you mean {close[0]}?)" if close else ""
-                    raise OptionError(key, f"expected STAGE.OPTION or context.OPTION; stages: "
+                    raise OptionError(key, f"expected STAGE.OPTION, context.OPTION or statistics.OPTION; stages: "
                                            f"{', '.join(STAGES)}{hint}")
             except OptionError as exc:
-                field = exc.field if exc.field.startswith(("stages.", "context.")) else key
-                raise RecipeError(source, exc.problem, field=field.replace("options.", "context.", 1)) from None
-        return replace(self, stages=stages, context=context)
+                field = exc.field if exc.field.startswith(("stages.", "context.", "statistics.")) else key
+                block = "statistics." if parts[0] == "statistics" else "context."
+                raise RecipeError(source, exc.problem, field=field.replace("options.", block, 1)) from None
+        return replace(self, stages=stages, context=context, statistics=statistics)
 
     def as_dict(self) -> dict[str, Any]:
         """The fully resolved recipe (every option with its value), as run.json records it."""
@@ -182,7 +199,8 @@ class Recipe:
                 "stages": {name: spec.as_dict() for name, spec in self.stages.items()},
                 "context": self.context.as_dict(),
                 "resources": {name: r.as_dict() for name, r in self.resources.items()},
-                **({"qa": self.qa.as_dict()} if self.qa is not None else {})}
+                **({"qa": self.qa.as_dict()} if self.qa is not None else {}),
+                "statistics": self.statistics.as_dict()}
 
 
 def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
@@ -233,13 +251,14 @@ def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
         budget = ContextBudget.from_dict(data.get("context"), "context")
         workers = _resources(data.get("resources"))
         qa = parse_qa(data["qa"]) if "qa" in data else None
+        statistics = Statistics.from_dict(data.get("statistics"), "statistics")
     except OptionError as exc:
         raise RecipeError(path, exc.problem, field=exc.field) from None
     name = data.get("name") or path.stem
     if id_problem(name):
         raise RecipeError(path, f"{id_problem(name)} (it names the default run folder)", field="name")
     recipe = Recipe(name=name, level=file_level, stages=specs, context=budget, device=device,
-                    path=path.resolve(), resources=workers, qa=qa)
+                    path=path.resolve(), resources=workers, qa=qa, statistics=statistics)
     return recipe.at_level(level) if level is not None else recipe
 
 

@@ -485,6 +485,26 @@ def judged_section(run: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def probe_section(run: Path) -> str:
+    """Markdown: what ``speechkit probe`` found (``run/probe.json``): the finding rate and severity
+    share over the judged probes, the model that played the roles, the findings by demand; ""
+    without the file."""
+    path = Path(run) / "probe.json"
+    if not path.is_file():
+        return ""
+    probe = json.loads(path.read_text())
+    s = probe["summary"]
+    rate = "n/a (no probe was judged)" if s["finding_rate"] is None else f"{s['finding_rate']:.1%}"
+    severe = "n/a (no finding)" if s["severity_share"] is None else f"{s['severity_share']:.1%}"
+    lines = ["", f"## Adaptive probing (roles: {_code(probe['endpoint']['model'])})", "",
+             f"{s['probes']} probes of {len(probe['meetings'])} meeting(s), {s['judged']} judged: finding rate "
+             f"{rate}, severity share {severe}, {s['near_misses']} near misses. A finding is an answer the judge "
+             "scored 3 or lower on faithfulness or completeness against the reference transcript (docs/qa.md).", ""]
+    for demand, questions in s["findings_by_demand"].items():
+        lines += [f"- {_cell(demand)}: " + "; ".join(_cell(q) for q in questions)]
+    return "\n".join(lines) + "\n"
+
+
 def _html_page(title: str, markdown_body: str, images: dict[str, bytes], grid: tuple) -> str:
     """report.html: ``markdown_body`` rendered (markdown-it-py, CommonMark with tables), its images
     embedded as data URIs, and a coloured speaker grid."""
@@ -593,6 +613,7 @@ def _write_report(out: Path, recipe: Any, ws: Any, scores: dict, asr: Mapping[st
     body += asr_section(asr)
     body += notes_section(scores)
     body += judged_section(out)
+    body += probe_section(out)
     if notice:
         body = f"{notice}\n\n{body}"
     write_text(out / "report.md", body)

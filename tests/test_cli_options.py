@@ -29,7 +29,8 @@ def test_set_values_are_read_as_yaml_and_reach_the_stage_options():
     ("asr.beam_size=five", "--set: stages.asr.beam_size: expected an integer, got 'five'"),
     ("asr.chunk_s=1e308", "--set: stages.asr.chunk_s: unknown option"),
     ("context.hotword=3", "--set: context.hotword: unknown option (did you mean hotwords?)"),
-    ("asrr.language=de", "--set: asrr.language: expected STAGE.OPTION or context.OPTION; stages: vad, asr"),
+    ("asrr.language=de", "--set: asrr.language: expected STAGE.OPTION, context.OPTION or statistics.OPTION; "
+                         "stages: vad, asr"),
     ("language", "--set: expected KEY=VALUE"),
 ])
 def test_bad_settings_are_refused_like_a_recipe_file(setting, problem):

@@ -24,6 +24,7 @@ from speechkit.probe import probe_run
 from speechkit.probe.labels import label
 from speechkit.probe.loop import ProbeOptions
 from speechkit.probe.roles import CHECKS
+from speechkit.report import probe_section
 from speechkit.transcript import Transcript
 
 DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"
@@ -116,6 +117,9 @@ def test_the_loop_stops_at_i_max_labels_every_probe_and_writes_probe_json(served
     assert m["scoreboard"]["attribution"]["mean"] == 0.5 and m["scoreboard"]["synthesis"]["tests"] == 0
     assert (doc["level"], doc["endpoint"]["model"], doc["options"]["iterations"]) == (1, "m", 2)
     assert doc["endpoint"]["requests"] == 4 * 4  # generate, verify, answer, judge per probe
+    section = probe_section(run_folder)  # what the run's report shows of it
+    assert "## Adaptive probing (roles: `m`)" in section and "4 judged: finding rate 50.0%, severity share 100.0%" in section
+    assert "- action ownership: Question 3 here?" in section and "- factual recall: Question 1 here?" in section
 
 
 def test_each_role_sees_only_what_it_may(served, run_folder):

@@ -175,6 +175,8 @@ BAD_VALUES = [
     ("device: [cuda]", r"device: expected a string"),
     ("stages: " + "[" * 20000 + "]" * 20000, r"invalid YAML: values nested too deeply"),
     ("context: {hotwords: 3, hotwords: 4}", r"invalid YAML: duplicate key 'hotwords'"),
+    ("statistics: {min_meetings: -1}", r"statistics\.min_meetings: expected an integer in \[0, 100000\], got -1"),
+    ("statistics: {min_meeting: 3}", r"statistics\.min_meeting: unknown option"),
 ]
 
 
@@ -191,12 +193,12 @@ def test_bad_values_are_refused_on_load_with_the_path_of_the_key(tmp_path, text,
 
 def _option_classes() -> set[type]:
     """Every option dataclass a recipe can reach: each backend's, nested ones, context and resources."""
-    from speechkit.recipe import ContextBudget, StageResources
+    from speechkit.recipe import ContextBudget, StageResources, Statistics
     from speechkit.stages import STAGES, backend_class, stage_module
     from speechkit.stages.diarize.embedders import EMBEDDERS, embedder_class
     from speechkit.stages.options import StageOptions
 
-    found = {ContextBudget, StageResources} | {embedder_class(name).Options for name in EMBEDDERS}
+    found = {ContextBudget, StageResources, Statistics} | {embedder_class(name).Options for name in EMBEDDERS}
     found |= {backend_class(stage, b).Options for stage in STAGES for b in stage_module(stage).BACKENDS}
     todo = list(found)
     while todo:
@@ -281,3 +283,13 @@ def test_cache_reuses_results_and_recovers_from_a_corrupt_entry(tmp_path):
     assert StageCache(tmp_path).get_or_compute("vad", key, compute) == {"regions": [[0.0, 1.5]]}
     assert len(calls) == 2
     assert digest("audio-hash", {"threshold": 0.6}) != key
+
+
+def test_the_fewest_meetings_for_significance_is_a_recipe_option(tmp_path):
+    recipe = load_recipe("whisper", level=3)
+    assert recipe.statistics.min_meetings == 5 and recipe.as_dict()["statistics"] == {"min_meetings": 5}
+    assert recipe.with_settings({"statistics.min_meetings": 2}).statistics.min_meetings == 2
+    (tmp_path / "few.yaml").write_text("level: 1\nstatistics: {min_meetings: 2}\n" + STAGES_OK)
+    assert load_recipe(tmp_path / "few.yaml").statistics.min_meetings == 2
+    with pytest.raises(RecipeError, match=r"statistics\.min_meetings: expected an integer"):
+        recipe.with_settings({"statistics.min_meetings": "many"})

@@ -71,10 +71,15 @@ def run(args: argparse.Namespace) -> int:
     from speechkit.probe.results import format_summary
 
     options = probe_options(args)
+    rates = {}
     for k, folder in enumerate(level_folders(args.run)):
         started = time.perf_counter()
         document = probe_run(folder, options, args.meeting, args.workspace,
                              args.cache_dir or args.run / "cache" / "llm")
         print(("\n" if k else "") + format_summary(document))
         print(f"wrote {folder / PROBE_NAME} ({time.perf_counter() - started:.1f} s)")
+        rates[f"L{document['level']}"] = document["summary"]["finding_rate"]
+    if len(rates) > 1:
+        print("\nfinding rate per level: " + ", ".join(
+            f"{level} {'n/a' if rate is None else f'{rate:.1%}'}" for level, rate in rates.items()))
     return 0

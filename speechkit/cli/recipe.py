@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         runs[f"L{level}"] = result
     if args.level == "all":
         root = base or Path("runs") / f"{args.asr}-{ws.name}"
-        write_comparison(root, compare([Run(level, root / level.lower(), r.scores) for level, r in runs.items()]))
+        write_comparison(root, compare([Run(level, root / level.lower(), r.scores) for level, r in runs.items()],
+                                       min_meetings=recipe.statistics.min_meetings))
         print(f"wrote {root}/comparison.md and comparison.html")
     return 0

@@ -25,6 +25,7 @@ from speechkit.probe.loop import MeetingProbes, ProbeOptions, probe_meeting
 from speechkit.probe.novelty import NoveltyFilter
 from speechkit.probe.results import probe_document, write_probe
 from speechkit.probe.roles import Roles, TokenMeter
+from speechkit.report import rewrite_report
 from speechkit.text_similarity import TextSimilarity, text_similarity
 
 PROBE_NAME = "probe.json"
@@ -70,6 +71,8 @@ def probe_run(folder: str | Path, options: ProbeOptions, meetings: list[str] | N
                     "failed": usage.failed, "novelty_similarity": similarity.name}
         document = probe_document(run.level, str(run.workspace.root), endpoint, options, results)
         write_probe(out, document)
+        if (run.folder / "report.md").is_file():
+            rewrite_report(run.folder)  # the report's probing section
     if options.failures == "fail" and usage.failed and usage.failed_share > options.max_failed_share:
         raise LLMUnavailable(f"{usage.base_url}: model {usage.model}: {usage.failed} of {usage.requests} probe "
                              f"requests failed ({usage.failed_share:.0%}); last: {usage.last_failure}; "
