@@ -61,8 +61,9 @@ class SummarizeStage(BackendStage[MeetingNotes]):
 
     name = "summarize"
     result_type = MeetingNotes
-    #: 2: the extractive backend takes "can you get us an update" for a status ask, not an action item.
-    version = 2
+    #: 2: the extractive backend takes "can you get us an update" for a status ask, not an action item;
+    #: 3: its summary scores sentences with an order-independent sum (the same in every process).
+    version = 3
 
     def __init__(self, spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
         # the final transcript: the named one, corrected when the recipe corrects

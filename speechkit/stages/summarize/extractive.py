@@ -237,7 +237,8 @@ def _summary(turns: list[_Turn], marked: set[tuple[int, int]], roster: _Roster, 
     n = len(sentences)
     scores = []
     for (key, text), ws in zip(sentences, words):
-        informative = sum(math.log(1 + n / df[w]) for w in ws) / math.sqrt(len(text.split()))
+        # fsum: a set's order (string hashing) changes between processes; the sum must not
+        informative = math.fsum(math.log(1 + n / df[w]) for w in ws) / math.sqrt(len(text.split()))
         named = sum(1 for w in text.split()[1:] if w[:1].isupper() or any(c.isdigit() for c in w))
         scores.append(informative + 0.5 * named + (2.0 if key in marked else 0.0))
     keep = max(1, min(options.max_summary_sentences, math.ceil(options.summary_share * n)))
