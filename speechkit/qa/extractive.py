@@ -29,7 +29,7 @@ from speechkit.metrics.qa import normalized
 from speechkit.qa.output import MeetingOutput
 from speechkit.qa.questions import Ask
 from speechkit.stages.options import StageOptions
-from speechkit.stages.summarize.extractive import _REQUEST, _Roster, _sentences, extract_notes
+from speechkit.stages.summarize.extractive import REQUEST, Roster, extract_notes, split_sentences
 from speechkit.text_similarity import content_words
 
 #: Words of the question templates, never key words.
@@ -86,10 +86,10 @@ class ExtractiveAnswerer:
 
     def answer(self, asks: Sequence[Ask], output: MeetingOutput) -> tuple[dict[str, str], dict[str, Any]]:
         """The answers (question id -> text) and what the backend did."""
-        roster = _Roster(output.context.roster)
+        roster = Roster(output.context.roster)
         extracted = extract_notes(output.transcript, output.context.roster or None)
         notes = [n for n in (output.notes, extracted) if n is not None]
-        turns = [(seg.speaker_name or seg.speaker, s) for seg in output.transcript.segments for s in _sentences(seg.text)]
+        turns = [(seg.speaker_name or seg.speaker, s) for seg in output.transcript.segments for s in split_sentences(seg.text)]
 
         def person(name: str | None) -> str:
             found = roster.resolve(name)
@@ -108,7 +108,7 @@ class ExtractiveAnswerer:
                              None)
                 out[ask.id] = found.choice if found is not None else ""
             elif ask.type == "who_asked":
-                found = _best(ask, [t for t in turns if _REQUEST.search(t[1])], lambda t: t[1])
+                found = _best(ask, [t for t in turns if REQUEST.search(t[1])], lambda t: t[1])
                 out[ask.id] = person(found[0]) if found is not None else ""
             else:
                 found = _best(ask, [t for t in turns if _NUMBER.search(normalized(t[1]))], lambda t: t[1])

@@ -40,7 +40,8 @@ NOT_ADDRESSEES = frozenset(fold(w) for w in (
     "maybe please i you we they he she it also just sure good thanks cool fine anyway").split())
 _DUE = (r"(?:(?:next|this) )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|"
         r"eod|eow|end of (?:the )?(?:day|week|month)|next week|\w+ \d{1,2}(?:st|nd|rd|th)?)")
-_REQUEST = re.compile(r"\b(?:can|could|would|will) you (?:please )?(?P<task>.+)", re.I)
+#: A request to the person addressed ("Adriana, can you ..."): the task follows it.
+REQUEST = re.compile(r"\b(?:can|could|would|will) you (?:please )?(?P<task>.+)", re.I)
 _COMMIT = re.compile(r"\b(?:i'll|i will|i'm going to|i am going to|let me) (?P<task>.+)", re.I)
 _BY_DUE = re.compile(rf"\s+by (?P<due>{_DUE})\b.*$", re.I)
 _STATUS_ASK = re.compile(r"^(?:give|get|tell|walk|remind|hear|repeat|say|share|send) (?:us|me)\b|^(?:hear|see) "
@@ -85,7 +86,8 @@ def _clean(text: str) -> str:
     return " ".join(out)
 
 
-def _sentences(text: str) -> tuple[str, ...]:
+def split_sentences(text: str) -> tuple[str, ...]:
+    """The sentences of ``text`` (fillers and stutters removed), cut after ``.``, ``?`` or ``!``."""
     return tuple(s for s in (p.strip() for p in re.split(r"(?<=[.?!])\s+", _clean(text))) if s)
 
 
@@ -93,7 +95,7 @@ def _tidy(phrase: str) -> str:
     return _CUT.sub("", phrase).strip(" ,.;:?!")
 
 
-class _Roster:
+class Roster:
     """Name resolution against the workspace people (or none, at L1)."""
 
     def __init__(self, people: Sequence[Person] | None) -> None:
@@ -152,7 +154,7 @@ def _task(phrase: str) -> tuple[str, str | None]:
 def _turns(transcript: Transcript) -> list[_Turn]:
     out = []
     for seg in transcript.segments:
-        sentences = _sentences(seg.text)
+        sentences = split_sentences(seg.text)
         if sentences:
             out.append(_Turn(seg.speaker, seg.speaker_name, sentences))
     return out
@@ -164,14 +166,14 @@ def _reply(turns: list[_Turn], index: int, reach: int) -> int | None:
                  if turns[j].speaker != turns[index].speaker), None)
 
 
-def _action_items(turns: list[_Turn], roster: _Roster, options: ExtractiveOptions) -> tuple[list[ActionItem], set[tuple[int, int]]]:
+def _action_items(turns: list[_Turn], roster: Roster, options: ExtractiveOptions) -> tuple[list[ActionItem], set[tuple[int, int]]]:
     items: list[ActionItem] = []
     used: set[tuple[int, int]] = set()
     requests: list[tuple[int, int]] = []  # (turn, item) of each request
     replies: set[int] = set()
     for i, turn in enumerate(turns):
         for k, sentence in enumerate(turn.sentences):
-            request = _REQUEST.search(sentence)
+            request = REQUEST.search(sentence)
             if request and not _STATUS_ASK.search(request.group("task")):
                 description, due = _task(request.group("task"))
                 if description:
@@ -224,7 +226,7 @@ def _outline(turns: list[_Turn]) -> list[str]:
     return list(dict.fromkeys(f for f in found if f))
 
 
-def _summary(turns: list[_Turn], marked: set[tuple[int, int]], roster: _Roster, options: ExtractiveOptions) -> str:
+def _summary(turns: list[_Turn], marked: set[tuple[int, int]], roster: Roster, options: ExtractiveOptions) -> str:
     """The most informative sentences, in the order said."""
     sentences = [((i, k), s) for i, t in enumerate(turns) for k, s in enumerate(t.sentences) if len(s.split()) >= 4]
     if not sentences:
@@ -255,7 +257,7 @@ def _summary(turns: list[_Turn], marked: set[tuple[int, int]], roster: _Roster, 
 def extract_notes(transcript: Transcript, roster: Sequence[Person] | None = None,
                   options: ExtractiveOptions = ExtractiveOptions()) -> Notes:
     """The notes of one meeting from its speaker-attributed transcript (see the module docstring)."""
-    names = _Roster(roster)
+    names = Roster(roster)
     turns = _turns(transcript)
     items, item_keys = _action_items(turns, names, options)
     decisions, decision_keys = _decisions(turns, options)
