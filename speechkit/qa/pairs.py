@@ -13,7 +13,7 @@ meeting the counts and figures, and over the run the counts summed and the figur
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -137,18 +137,19 @@ def align_run(run_dir: str | Path, options: PairsOptions, workspace: str | Path 
         try:
             found = checked_endpoint(client, options.failures, "align")
             for meeting in run.meetings:
-                entry = align_meeting(run, meeting, [], similarity, options.threshold)
-                try:
-                    pairs = extract_pairs(client, read_transcript(run, meeting), options.max_pairs,
-                                          options.transcript_bytes) if not found.startswith("failed") else None
-                    reason = None if pairs is not None else found
-                except (RequestFailed, BadAnswer) as e:
-                    if options.failures == "fail" and isinstance(e, RequestFailed):
-                        raise LLMUnavailable(f"{client.base_url}: model {client.model}: {e.detail}") from None
-                    pairs, reason = None, f"no pairs: {e.detail}"[:300]
-                if pairs is not None:
-                    entry = align_meeting(run, meeting, pairs, similarity, options.threshold)
-                else:
+                pairs, reason = None, found if found.startswith("failed") else None
+                if reason is None:
+                    try:
+                        pairs = extract_pairs(client, read_transcript(run, meeting), options.max_pairs,
+                                              options.transcript_bytes)
+                    except RequestFailed as e:
+                        if options.failures == "fail":
+                            raise LLMUnavailable(f"{client.base_url}: model {client.model}: {e.detail}") from None
+                        reason = f"no pairs: {e.detail}"[:300]
+                    except BadAnswer as e:
+                        reason = f"no pairs: {e.detail}"[:300]
+                entry = align_meeting(run, meeting, pairs or [], similarity, options.threshold)
+                if pairs is None:
                     entry["qa_pairs"] = None
                 meetings[meeting] = {**entry, "pairs": None if pairs is None else [vars(p) for p in pairs],
                                      "reason": reason}
@@ -158,8 +159,7 @@ def align_run(run_dir: str | Path, options: PairsOptions, workspace: str | Path 
                     "endpoint": {"base_url": "local server" if client.endpoint.local else client.base_url,
                                  "model": client.model, "models_reported": sorted(usage.reported),
                                  "requests": usage.requests, "failed": usage.failed},
-                    "options": {f.name: getattr(options, f.name) for f in fields(PairsOptions)
-                                if f.name in ("max_pairs", "transcript_bytes", "threshold")},
+                    "options": {name: getattr(options, name) for name in ("max_pairs", "transcript_bytes", "threshold")},
                     "similarity": similarity.name,
                     "run": {kind: _pooled([m[kind] for m in meetings.values()], options.threshold, similarity.name)
                             for kind in ("qa_pairs", "summary")},
