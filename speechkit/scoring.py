@@ -27,13 +27,13 @@ from speechkit.metrics.bootstrap import (PERCENTILES, RESAMPLES, SEED, Estimate,
 from speechkit.metrics.catalog import METRICS, NOTES_METRICS, TRANSCRIPT_METRICS
 from speechkit.metrics.cpwer import TCP_COLLAR, cpwer, tcpwer
 from speechkit.metrics.diarization import BASELINES, COLLAR, baselines, diarization_errors
-from speechkit.metrics.normalize import NORMALIZER_NAME
+from speechkit.metrics.normalize import NORMALIZER_NAME, normalized_text
 from speechkit.metrics.notes import score_notes, vocabulary
 from speechkit.metrics.per_speaker import per_speaker_errors
 from speechkit.metrics.qa import add_question_scores
 from speechkit.metrics.speakers import SpeakerAttribution, attribute_speakers, attribute_turns, speaker_consistency
 from speechkit.metrics.terms import term_recalls
-from speechkit.metrics.wer import word_error_rate
+from speechkit.metrics.wer import align_words
 from speechkit.notes import GoldNotes, Notes
 from speechkit.text_similarity import TextSimilarity, text_similarity
 from speechkit.transcript import Transcript
@@ -183,12 +183,13 @@ def _score_one(pair: MeetingPair, people: Mapping[str, Person], terms: TermSet |
     m = _Meeting(pair, _missing_inputs(pair, terms))
     ref, hyp = pair.reference, pair.hypothesis
     m.mark_missing(TRANSCRIPT_METRICS)
+    ref_text, hyp_text = normalized_text(ref), normalized_text(hyp)  # each segment normalised once for every metric
     if "wer" not in m.reasons:
-        wer = word_error_rate(ref.text, hyp.text)
+        wer = align_words(ref_text, hyp_text)
         m.set("wer", wer.ratio)
         m.details["wer"] = wer.details()
     if "term_recall" not in m.reasons:
-        numbers, jargon = term_recalls(ref.text, hyp.text, terms, pair.terms)
+        numbers, jargon = term_recalls(ref_text, hyp_text, terms, pair.terms)
         m.set("number_recall", numbers.ratio)
         m.set("term_recall", jargon.ratio)
         m.details["number_recall"], m.details["term_recall"] = numbers.details(), jargon.details()

@@ -6,10 +6,10 @@ import dataclasses
 import jiwer
 import pytest
 
-from speechkit.io import read_stm, write_seglst
+from speechkit.io import read_stm, write_seglst, write_stm
 from speechkit.metrics.catalog import NOTES_METRICS, QUESTION_METRICS
-from speechkit.metrics.normalize import normalize
-from speechkit.metrics.wer import word_error_rate
+from speechkit.metrics.normalize import normalize, normalized_text
+from speechkit.metrics.wer import align_words, word_error_rate
 from speechkit.scoring import score_files
 from speechkit.transcript import Segment, Transcript
 
@@ -88,7 +88,7 @@ def test_score_files_wer_matches_jiwer(sample, realdata, tmp_path):
     path = tmp_path / "hyp.json"
     write_seglst(path, [hyp])
     scores = score_files(realdata / "pyannote-sample" / "sample.stm", path)
-    expected = jiwer.wer(normalize(sample.text), normalize(hyp.text))
+    expected = jiwer.wer(normalized_text(sample), normalized_text(hyp))
     assert scores["meetings"]["sample"]["wer"]["value"] == pytest.approx(expected)
     assert scores["aggregate"]["wer"] == {"value": pytest.approx(expected), "ci_low": pytest.approx(expected),
                                           "ci_high": pytest.approx(expected)}
@@ -106,3 +106,29 @@ def test_segments_without_text_are_fine():
     ref = Transcript("m", [Segment(0, 1, "A", "hello world")])
     hyp = Transcript("m", [Segment(0, 1, "X", ""), Segment(1, 2, "X", "hello word")])
     assert word_error_rate(ref.text, hyp.text).substitutions == 1
+
+
+def test_wer_equals_cpwer_for_one_speaker_on_many_segments(sample, tmp_path):
+    """WER and cpWER read the same per-segment tokens: with one speaker on each side they count the same errors."""
+    end = sample.segments[-1].end  # and a number spoken across two segments, which neither may join
+    split = [Segment(end + 1, end + 2, "A", "it was four point"), Segment(end + 2, end + 3, "A", "two million")]
+    ref = Transcript("sample", [s.with_speaker("A") for s in sample.segments] + split)
+    hyp = perturb(ref, PERTURBATIONS["mixed"])
+    hyp = Transcript("sample", [s.with_speaker("X", speaker_name="X") for s in hyp.segments])
+    assert len(ref.segments) > 10
+    write_stm(tmp_path / "ref.stm", [ref])
+    write_seglst(tmp_path / "hyp.json", [hyp])
+    meeting = score_files(tmp_path / "ref.stm", tmp_path / "hyp.json")["meetings"]["sample"]
+    wer, cp = meeting["details"]["wer"], meeting["details"]["cpwer"]
+    assert wer["errors"] == cp["errors"] > 0 and wer["reference_words"] == cp["length"]
+    assert meeting["wer"]["value"] == pytest.approx(meeting["cpwer"]["value"])
+
+
+def test_a_number_split_across_two_segments_is_not_joined():
+    reference = Transcript("m", [Segment(0, 4, "A", "We moved four point two million dollars.")])
+    split = Transcript("m", [Segment(0, 2, "X", "we moved four point"), Segment(2, 4, "X", "two million dollars")])
+    assert normalized_text(split) == f"{normalize('we moved four point')} {normalize('two million dollars')}"
+    assert align_words(normalized_text(reference), normalized_text(reference)).errors == 0
+    assert align_words(normalized_text(reference), normalized_text(split)).errors > 0
+    # word_error_rate normalises the raw strings it is given: joined, the two halves make up the number
+    assert word_error_rate(reference.text, split.text).errors == 0

@@ -22,7 +22,7 @@ from speechkit.transcript import Segment, Transcript, Word
 def read_stm(path: str | Path) -> dict[str, Transcript]:
     """Read an STM file into one transcript per file id (words without times)."""
     segments: dict[str, list[Segment]] = defaultdict(list)
-    vocabulary: dict[str, Word] = {}  # one Word per spelling: words without times are equal values
+    vocabulary = _Vocabulary()  # one Word per spelling: words without times are equal values
     for line, fields in read_lines(path, comment=";;"):
         if len(fields) < 5:
             raise FormatError(path, f"expected at least 5 fields (file channel speaker begin end), "
@@ -43,9 +43,16 @@ def read_stm(path: str | Path) -> dict[str, Transcript]:
         if words == ["ignore_time_segment_in_scoring"]:
             continue
         segments[fields[0]].append(Segment(start=begin, end=end, speaker=fields[2], text=" ".join(words),
-                                           words=tuple(vocabulary.get(w) or vocabulary.setdefault(w, Word(w))
-                                                       for w in words)))
+                                           words=tuple(map(vocabulary.__getitem__, words))))
     return {sid: Transcript(sid, segs) for sid, segs in segments.items()}
+
+
+class _Vocabulary(dict[str, Word]):
+    """Spelling -> its one timeless ``Word``, made on first lookup."""
+
+    def __missing__(self, text: str) -> Word:
+        word = self[text] = Word(text)
+        return word
 
 
 def _is_number(text: str) -> bool:

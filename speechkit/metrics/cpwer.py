@@ -1,26 +1,25 @@
 """Speaker-attributed WER: cpWER and time-constrained tcpWER, equal to meeteval's, fast on long meetings.
 
-Both concatenate each speaker's words (segments in start-time order, every text through the shared
-normaliser), find the reference -> hypothesis speaker assignment with the fewest word errors
-(Hungarian over the pairwise distances, speakers without a partner paired with an empty stream)
-and count that assignment's insertions, deletions and substitutions, exactly as meeteval does.
-tcpWER allows a word to match only where its time overlaps: meeteval's pseudo word timings
-(reference: character based over the segment span; hypothesis: character-based points widened
-by a collar in seconds on each side, default 5 s). The distances and counts are in
-:mod:`speechkit.metrics.word_alignment`.
+Both concatenate each speaker's words (segments in start-time order, each segment's text through
+the shared normaliser: :func:`speechkit.metrics.normalize.segment_words`), find the reference ->
+hypothesis speaker assignment with the fewest word errors (Hungarian over the pairwise distances,
+speakers without a partner paired with an empty stream) and count that assignment's insertions,
+deletions and substitutions, exactly as meeteval does. tcpWER allows a word to match only where its
+time overlaps: meeteval's pseudo word timings (reference: character based over the segment span;
+hypothesis: character-based points widened by a collar in seconds on each side, default 5 s).
+The distances and counts are in :mod:`speechkit.metrics.word_alignment`.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
 
 from speechkit.metrics.bootstrap import Ratio
-from speechkit.metrics.normalize import normalize
+from speechkit.metrics.normalize import segment_words
 from speechkit.metrics.word_alignment import EditCounts, WordStream, distance, edit_counts
 from speechkit.transcript import Segment, Transcript
 
@@ -55,12 +54,6 @@ class CpWerResult:
                 "assignment": [list(a) for a in self.assignment]}
 
 
-@lru_cache(maxsize=1 << 16)
-def _words(text: str) -> tuple[str, ...]:
-    """The normalised words of ``text`` (cached: meetings repeat short turns, and cpWER and tcpWER both read them)."""
-    return tuple(normalize(text).split())
-
-
 def _streams(transcript: Transcript, vocabulary: dict[str, int], times: Literal["spans", "points"] | None = None,
              collar: float = 0.0) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
     """Each speaker's words (segments in start-time order), speakers in order of first appearance.
@@ -70,8 +63,9 @@ def _streams(transcript: Transcript, vocabulary: dict[str, int], times: Literal[
     proportion to its words' lengths) or ``"points"`` (the spans' centres, widened by ``collar``
     seconds on each side when it is positive). The arithmetic is meeteval's, to the last bit.
     """
-    segments = sorted(transcript.segments, key=lambda s: s.start)  # stable, as meeteval sorts
-    words = [_words(s.text) for s in segments]
+    all_segments, all_words = transcript.segments, segment_words(transcript)
+    order = sorted(range(len(all_segments)), key=lambda k: all_segments[k].start)  # stable, as meeteval sorts
+    segments, words = [all_segments[k] for k in order], [all_words[k] for k in order]
     flat = list(chain.from_iterable(words))
     for w in dict.fromkeys(flat):
         vocabulary.setdefault(w, len(vocabulary))

@@ -9,20 +9,24 @@ those insertions are cpWER's errors of the meeting.
 """
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import jiwer
 
 from speechkit.metrics.diarization import speech_seconds
-from speechkit.metrics.normalize import normalize
+from speechkit.metrics.normalize import segment_words
 from speechkit.transcript import Transcript
 
 
-def _words(transcript: Transcript, speaker: str | None) -> list[str]:
-    """The normalised words of ``speaker``'s segments in time order (as meeteval concatenates them)."""
-    segments = sorted((s for s in transcript.segments if s.speaker == speaker), key=lambda s: s.start)
-    return [w for s in segments for w in normalize(s.text).split()]
+def _speaker_words(transcript: Transcript) -> dict[str, list[str]]:
+    """Each speaker's normalised words, segments in start-time order (as meeteval concatenates them)."""
+    words, segments = segment_words(transcript), transcript.segments
+    out: dict[str, list[str]] = defaultdict(list)
+    for k in sorted(range(len(segments)), key=lambda k: segments[k].start):
+        out[segments[k].speaker].extend(words[k])
+    return out
 
 
 def _errors(reference: list[str], hypothesis: list[str]) -> dict[str, int]:
@@ -41,16 +45,17 @@ def per_speaker_errors(reference: Transcript, hypothesis: Transcript,
     turns); ``unassigned_hypothesis_words``: the words of hypothesis speakers assigned to nobody."""
     pairs = [tuple(pair) for pair in assignment]
     assigned = {ref: hyp for ref, hyp in pairs if ref is not None}
+    ref_words, hyp_words = _speaker_words(reference), _speaker_words(hypothesis)
     persons = {}
     for person in dict.fromkeys(s.speaker for s in reference.segments):
-        words = _words(reference, person)
+        words = ref_words[person]
         hyp = assigned.get(person)
-        counts = _errors(words, _words(hypothesis, hyp) if hyp is not None else [])
+        counts = _errors(words, hyp_words.get(hyp, []))
         errors = sum(counts.values())
         person_turns = None if turns is None else Transcript(
             turns.session_id, [s for s in turns.segments if s.speaker == person], has_words=False)
         persons[person] = {"words": len(words), "hypothesis_speaker": hyp, **counts, "errors": errors,
                            "wer": errors / len(words) if words else None,
                            "speech_s": None if person_turns is None else round(speech_seconds(person_turns), 3)}
-    unassigned = sum(len(_words(hypothesis, hyp)) for ref, hyp in pairs if ref is None and hyp is not None)
+    unassigned = sum(len(hyp_words.get(hyp, [])) for ref, hyp in pairs if ref is None and hyp is not None)
     return {"assignment": "cpWER", "persons": persons, "unassigned_hypothesis_words": unassigned}

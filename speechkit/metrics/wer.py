@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import jiwer
@@ -48,7 +49,7 @@ class WerResult:
         return {"hits": self.hits, "substitutions": self.substitutions, "deletions": self.deletions,
                 "insertions": self.insertions, "errors": self.errors,
                 "reference_words": self.reference_words, "hypothesis_words": self.hypothesis_words,
-                "pairs": [list(p) for p in self.pairs]}
+                "pairs": list(map(list, self.pairs))}
 
 
 def word_error_rate(reference: str, hypothesis: str) -> WerResult:
@@ -57,17 +58,22 @@ def word_error_rate(reference: str, hypothesis: str) -> WerResult:
     An empty reference gives a result whose ``ratio.value`` is None (its insertions still count
     when meetings are aggregated); neither side being empty ever divides by zero.
     """
-    ref, hyp = normalize(reference), normalize(hypothesis)
-    out = jiwer.process_words(ref, hyp)
+    return align_words(normalize(reference), normalize(hypothesis))
+
+
+def align_words(reference: str, hypothesis: str) -> WerResult:
+    """Align ``hypothesis`` to ``reference``, both already normalised (``normalize``, or a meeting's
+    ``normalized_text``); as :func:`word_error_rate` otherwise."""
+    out = jiwer.process_words(reference, hypothesis)
     ref_words, hyp_words = out.references[0], out.hypotheses[0]
     pairs: list[Pair] = []
     for chunk in out.alignments[0]:
         r = ref_words[chunk.ref_start_idx:chunk.ref_end_idx]
         h = hyp_words[chunk.hyp_start_idx:chunk.hyp_end_idx]
         if chunk.type == "delete":
-            pairs.extend((w, None, "delete") for w in r)
+            pairs.extend(zip(r, repeat(None), repeat("delete")))
         elif chunk.type == "insert":
-            pairs.extend((None, w, "insert") for w in h)
+            pairs.extend(zip(repeat(None), h, repeat("insert")))
         else:
-            pairs.extend((a, b, chunk.type) for a, b in zip(r, h))
+            pairs.extend(zip(r, h, repeat(chunk.type)))
     return WerResult(out.hits, out.substitutions, out.deletions, out.insertions, tuple(pairs))
