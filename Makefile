@@ -72,6 +72,7 @@ env:
 	fi
 	@rm -rf $(VENV) && ln -s "$(ENV_DIR)" $(VENV)
 	@$(BIN)/pip install -q --no-deps --no-build-isolation -e .
+	@$(BIN)/speechkit models fetch resemblyzer
 	@$(BIN)/speechkit --version
 
 test:

@@ -73,10 +73,10 @@ def check_models() -> list[Check]:
 
 #: What each stage backend (diarization embedders as ``embedding+NAME``) imports to run here.
 BACKEND_PACKAGES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("vad", "silero"): ("silero_vad", "torch"), ("vad", "speechbrain"): ("speechbrain",),
+    ("vad", "silero"): ("silero_vad", "onnxruntime"), ("vad", "speechbrain"): ("speechbrain",),
     ("vad", "pyannote"): ("pyannote.audio",), ("asr", "whisper"): ("faster_whisper",),
     ("asr", "ctc"): ("transformers", "pyctcdecode", "kenlm"),
-    ("diarize", "embedding+resemblyzer"): ("resemblyzer", "sklearn"),
+    ("diarize", "embedding+resemblyzer"): ("resemblyzer", "onnxruntime", "sklearn"),
     ("diarize", "embedding+ecapa"): ("speechbrain", "sklearn"), ("diarize", "pyannote"): ("pyannote.audio",),
     ("correct", "lexicon"): ("jellyfish", "rapidfuzz"), ("correct", "llm"): ("llama_cpp",),
 }

@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -40,12 +41,16 @@ class PackageSource:
     ``"module:function"`` (a function returning the path). ``join``: file name -> the files
     (``module/relative/path``) whose concatenation gives it, for models split across packages.
     ``unzip``: ``locate`` is a zip archive of the model folder, unpacked once into the local folder.
+    ``convert``: ``"module:function"`` that writes the model's files, converted from the file
+    ``locate`` names, into a folder (``function(source, folder)``); done once per source content
+    (:func:`converted`).
     """
 
     pip: tuple[str, ...]
     locate: str
     join: dict[str, tuple[str, ...]] = field(default_factory=dict)
     unzip: bool = False
+    convert: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,7 +94,7 @@ def load_registry(path: Path = REGISTRY_FILE) -> dict[str, ModelRecord]:
         if package:
             package = PackageSource(pip=tuple(package["pip"]), locate=package["locate"],
                                     join={k: tuple(v) for k, v in package.get("join", {}).items()},
-                                    unzip=bool(package.get("unzip", False)))
+                                    unzip=bool(package.get("unzip", False)), convert=package.get("convert"))
         record = ModelRecord(package=package, hub_allow=tuple(entry.pop("hub_allow", ())),
                              requires=tuple(entry.pop("requires", ())),
                              aliases=tuple(entry.pop("aliases", ())), **entry)
@@ -112,8 +117,8 @@ def get(name: str) -> ModelRecord:
 def resolve(name: str | Path) -> Path:
     """The local path of a model given by registry name (or an existing path); never downloads.
 
-    Joins split package files into the model's local folder on first use (atomically).
-    Raises ModelNotAvailableError with instructions when the model is not on this machine.
+    Joins split package files into the model's local folder, or converts them, on first use
+    (atomically). Raises ModelNotAvailableError with instructions when the model is not on this machine.
     """
     if not known(str(name)):
         path = Path(name).expanduser()
@@ -124,6 +129,8 @@ def resolve(name: str | Path) -> Path:
             raise ModelNotAvailableError(f"{name}: no such model file or folder")
     record = get(str(name))
     where, path = _locate(record)
+    if where == "package" and record.package.convert:
+        return converted(record, path)
     if where == "package" and (record.package.join or record.package.unzip):
         return _join(record, path)
     if path is None:
@@ -296,15 +303,36 @@ def _module_path(spec: str) -> Path | None:
     return Path(list(found.submodule_search_locations)[0]) / rest
 
 
+def converted_dir() -> Path:
+    """Root of the converted models: ``$SPEECHKIT_CONVERTED_DIR`` or ``~/.cache/speechkit/converted``.
+    A conversion is keyed by its source's content, so every run and test on a machine shares it."""
+    return Path(os.environ.get("SPEECHKIT_CONVERTED_DIR", Path.home() / ".cache" / "speechkit" / "converted"))
+
+
+def converted(record: ModelRecord, source: Path) -> Path:
+    """The folder of ``record``'s files converted from ``source`` by its package's ``convert``
+    function: ``converted_dir()/NAME/<digest of the converter and of source's content>``, built on
+    first use (atomically), so a changed source is converted again."""
+    digest = hashlib.sha256(f"{record.package.convert}\0".encode())
+    with open(source, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    target = converted_dir() / record.name / digest.hexdigest()[:16]
+    if not target.is_dir():
+        module, function = record.package.convert.split(":")
+        log.info("converting %s into %s", source, target)
+        _build_folder(target, lambda tmp: getattr(importlib.import_module(module), function)(source, tmp))
+    return target
+
+
 def _join(record: ModelRecord, source: Path) -> Path:
     """Build the model's local folder from the package files, joining split files or unpacking
     the zip archive; atomic."""
     target = record.local_dir
     if target.is_dir() and any(target.iterdir()):
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{record.name}.", dir=target.parent))
-    try:
+
+    def fill(tmp: Path) -> None:
         if record.package.unzip:
             log.info("unpacking %s into %s", source, target)
             with zipfile.ZipFile(source) as archive:
@@ -322,15 +350,26 @@ def _join(record: ModelRecord, source: Path) -> Path:
                         shutil.copyfileobj(handle, out, 16 << 20)
             if (tmp / name).stat().st_size != sum(p.stat().st_size for p in paths):
                 raise SpeechkitError(f"{tmp / name}: joined size differs from the parts' total")
+
+    _build_folder(target, fill)
+    return target
+
+
+def _build_folder(target: Path, fill: Callable[[Path], None]) -> None:
+    """Create the folder ``target`` atomically: ``fill`` writes its files into a temporary folder
+    beside it, which is then renamed (a concurrent builder that finished first wins)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        fill(tmp)
         tmp.chmod(0o755)
         try:
             os.rename(tmp, target)
-        except OSError:  # another process finished the same join first
+        except OSError:  # another process finished the same folder first
             if not target.is_dir():
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return target
 
 
 def _hub_cache_path(record: ModelRecord) -> Path | None:

@@ -63,7 +63,7 @@ log = logging.getLogger(__name__)
 
 PACKAGES = ("speechkit", "torch", "torchaudio", "faster-whisper", "ctranslate2", "pyannote.audio",
             "pyannote.metrics", "speechbrain", "pyctcdecode", "jiwer", "whisper-normalizer", "meeteval",
-            "resemblyzer", "silero-vad", "numpy")
+            "resemblyzer", "silero-vad", "onnxruntime", "numpy")
 
 
 @dataclass

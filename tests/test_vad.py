@@ -96,6 +96,27 @@ def test_torchscript_matches_onnx_and_keeps_torch_threads(silero, sample: np.nda
     assert torch.get_num_threads() == threads
 
 
+def test_onnx_gives_the_probabilities_of_the_silero_package(silero, sample: np.ndarray, jfk: np.ndarray) -> None:
+    """The sequence export run directly equals silero_vad's own streaming ONNX wrapper (the path
+    before torch was dropped) on real speech, to float tolerance."""
+    from silero_vad.utils_vad import OnnxWrapper
+
+    from speechkit import registry
+    wrapper = OnnxWrapper(str(registry.resolve("silero-vad") / "silero_vad.onnx"), force_onnx_cpu=True)
+    for audio in (sample, jfk, sample[:16000 * 7 + 100]):
+        ours, step = silero.probabilities(audio)
+        theirs = wrapper.audio_forward(torch.from_numpy(audio), 16000)[0].numpy()
+        assert step == pytest.approx(0.032)
+        assert ours.shape == theirs.shape and ours.dtype == np.float32
+        assert np.abs(ours - theirs).max() < 1e-5
+        assert ours.max() > 0.9 and ours.min() < 0.1  # speech and silence, not a constant
+
+
+def test_a_chunk_shorter_than_a_frame_is_scored(silero, sample: np.ndarray) -> None:
+    probs, _ = silero.probabilities(sample[:300])  # the end of a recording: zero padded to 32 ms
+    assert probs.shape == (1,) and 0.0 <= probs[0] <= 1.0
+
+
 def test_region_rules() -> None:
     probs = np.array([0, .6, .6, .4, .6, 0, 0, 0, 0, 0, .9, 0, 0, 0, 0, 0, 0, 0, 0, .7, .7, .7, .7])
     opts = VadOptions(threshold=0.5, min_speech_s=0.25, min_silence_s=0.3, pad_s=0.05)

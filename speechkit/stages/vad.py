@@ -5,8 +5,9 @@ probabilities into regions with the options of :class:`VadOptions` (hysteresis t
 padding, merging of short pauses, dropping of short blips), so backends differ only in their
 model. Backends (``BACKENDS``; ``make_backend("vad", NAME, **options)`` builds one from keyword options):
 
-- ``silero`` (default): Silero VAD v5, whose weights ship in the ``silero-vad`` package
-  (TorchScript, or ONNX with ``onnx=True``); 32 ms frames evaluated in one streaming pass.
+- ``silero`` (default): Silero VAD, whose weights ship in the ``silero-vad`` package; its ONNX
+  export run by onnxruntime on the CPU (no torch), or its TorchScript model with ``onnx=False``;
+  32 ms frames evaluated in one streaming pass.
 - ``speechbrain``: the CRDNN VAD ``speechbrain/vad-crdnn-libriparty`` (10 ms frames).
 - ``pyannote``: speech = any speaker active in ``pyannote/segmentation-3.0``.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -65,11 +67,13 @@ class VadOptions(StageOptions):
 
 @dataclass(frozen=True)
 class SileroOptions(VadOptions):
-    """Silero: ``model`` (registry name or folder); ``onnx`` runs the ONNX export (None: ONNX on
-    the CPU, TorchScript on a GPU)."""
+    """Silero: ``model`` (registry name, or a folder holding the package's
+    ``silero_vad_16k_sequence.onnx`` and ``silero_vad.jit``); ``onnx``: run the ONNX export with
+    onnxruntime on the CPU, on every device (its 32 ms steps are too small for a GPU to pay);
+    False runs the TorchScript model on the stage's device, which loads torch."""
 
     model: str = "silero-vad"
-    onnx: bool | None = None
+    onnx: bool = True
 
 
 @dataclass(frozen=True)
@@ -163,45 +167,85 @@ def regions_from_probabilities(probs: np.ndarray, step: float, options: VadOptio
 
 
 class SileroVad(_FrameVad):
-    """Silero VAD (weights from the ``silero-vad`` package via the registry).
-
-    ``onnx``: run the ONNX export with onnxruntime (one thread) instead of TorchScript; the
-    default (None) uses ONNX on the CPU and TorchScript on a GPU. The model steps through the
-    signal 32 ms at a time, and on the CPU one thread is much faster than several (TorchScript
-    is run with one torch thread, restored afterwards).
-    """
+    """Silero VAD (weights from the ``silero-vad`` package via the registry): :class:`SileroOnnx`,
+    or :class:`SileroTorchScript` with ``onnx=False``."""
 
     Options = SileroOptions
 
     def __init__(self, options: SileroOptions, device: str = "auto") -> None:
-        import torch
         self.options = options
-        self.device = resolve_device(device)
-        self.onnx = self.device == "cpu" if options.onnx is None else options.onnx
         folder = registry.resolve(options.model)
-        threads = torch.get_num_threads()
-        try:
-            from silero_vad.utils_vad import OnnxWrapper, init_jit_model
-        finally:
-            torch.set_num_threads(threads)  # importing silero_vad sets it to 1 for the process
-        if self.onnx:
-            self.model = OnnxWrapper(str(folder / "silero_vad.onnx"), force_onnx_cpu=True)
-        else:
-            self.model = init_jit_model(str(folder / "silero_vad.jit"), device=torch.device(self.device))
+        self.model = SileroOnnx(folder) if options.onnx else SileroTorchScript(folder, resolve_device(device))
 
     def probabilities(self, audio: np.ndarray) -> tuple[np.ndarray, float]:
+        return self.model(audio), SILERO_FRAME / SAMPLE_RATE
+
+
+#: Silero's frame (32 ms) and the samples of the previous frame it sees with each frame.
+SILERO_FRAME, SILERO_CONTEXT = 512, 64
+
+
+class SileroOnnx:
+    """Silero's sequence export (``silero_vad_16k_sequence.onnx`` of the ``silero-vad`` package)
+    on one onnxruntime thread, without torch: ``block`` frames per call, each with the last 64
+    samples of the frame before, the LSTM state carried from block to block. The same
+    probabilities as the streaming model stepped 32 ms at a time (equal to the bit on real
+    speech, tested), about 5x faster."""
+
+    file = "silero_vad_16k_sequence.onnx"
+    block = 512
+
+    def __init__(self, folder: Path) -> None:
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(str(folder / self.file), sess_options=options,
+                                                    providers=["CPUExecutionProvider"])
+
+    def __call__(self, audio: np.ndarray) -> np.ndarray:
+        """Speech probability per 32 ms frame of 16 kHz ``audio`` (the last frame zero padded)."""
+        audio = np.asarray(audio, dtype=np.float32)
+        frames = np.pad(audio, (0, -len(audio) % SILERO_FRAME)).reshape(-1, SILERO_FRAME)
+        context = np.concatenate([np.zeros((1, SILERO_CONTEXT), np.float32), frames[:-1, -SILERO_CONTEXT:]])
+        inputs = np.concatenate([context, frames], axis=1)
+        hidden = cell = np.zeros((1, 1, 128), np.float32)
+        probs = []
+        for begin in range(0, len(inputs), self.block):
+            p, hidden, cell = self.session.run(["speech_probs", "hn", "cn"], {
+                "input": inputs[begin:begin + self.block], "h": hidden, "c": cell})
+            probs.append(p)
+        return np.concatenate(probs).astype(np.float32)
+
+
+class SileroTorchScript:
+    """Silero's TorchScript model (``silero_vad.jit``) on ``device``, stepped 32 ms at a time; on
+    the CPU with one torch thread (restored afterwards), much faster there than several."""
+
+    def __init__(self, folder: Path, device: str) -> None:
         import torch
-        tensor = torch.from_numpy(audio)
+
+        self.device = device
         threads = torch.get_num_threads()
-        if not self.onnx:
-            tensor = tensor.to(self.device)
-            torch.set_num_threads(1)
+        try:
+            from silero_vad.utils_vad import init_jit_model
+        finally:
+            torch.set_num_threads(threads)  # importing silero_vad sets it to 1 for the process
+        self.model = init_jit_model(str(folder / "silero_vad.jit"), device=torch.device(device))
+
+    def __call__(self, audio: np.ndarray) -> np.ndarray:
+        """Speech probability per 32 ms frame of 16 kHz ``audio``."""
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
         try:
             with torch.inference_mode():
-                probs = self.model.audio_forward(tensor, SAMPLE_RATE)
+                probs = self.model.audio_forward(torch.from_numpy(audio).to(self.device), SAMPLE_RATE)
         finally:
             torch.set_num_threads(threads)
-        return probs[0].float().cpu().numpy(), 512 / SAMPLE_RATE
+        return probs[0].float().cpu().numpy()
 
 
 class SpeechBrainVad(_FrameVad):
@@ -264,6 +308,7 @@ class VadStage(BackendStage[Speech]):
     """Speech regions of a recording, read in ``chunk_s`` chunks (see the module docstring)."""
 
     name = "vad"
+    version = 2  # 2: Silero through onnxruntime's sequence export, not silero_vad's wrapper
     reads_audio = True
     stored = True
     result_type = Speech

@@ -91,6 +91,7 @@ class DiarizeStage(BackendStage[Diarization]):
     """Speaker turns and centroids of a recording (backend loaded on first use)."""
 
     name = "diarize"
+    version = 2  # 2: Resemblyzer run by onnxruntime (embeddings differ from torch's by about 1e-7)
     reads = ("vad",)
     reads_audio = True
     stored = True
@@ -120,7 +121,7 @@ class DiarizeStage(BackendStage[Diarization]):
 
     def extra_inputs(self, record: MeetingRecord) -> int | None:
         """The known speaker count (None: estimated)."""
-        return record.num_speakers
+        return record.speaker_count
 
     def run(self, record: MeetingRecord) -> Diarization:
         return self.backend.diarize(record)

@@ -3,7 +3,8 @@
 Two backends behind one interface (:class:`Embedder`), built by :func:`make_embedder`:
 
 - ``resemblyzer``: the Resemblyzer d-vector encoder (3-layer LSTM over 40 mel bands, 256 dims);
-  its weights ship in the ``resemblyzer`` package, so it works offline.
+  its weights ship in the ``resemblyzer`` package, so it works offline; it runs in onnxruntime
+  from those weights converted once (:mod:`speechkit.stages.diarize.voice_encoder`), without torch.
 - ``ecapa``: SpeechBrain's ECAPA-TDNN (192 dims) loaded with ``EncoderClassifier.from_hparams``
   from the folder :mod:`speechkit.registry` resolves (``hyperparams.yaml`` +
   ``embedding_model.ckpt``, the layout of the hub model ``speechbrain/spkrec-ecapa-voxceleb``,
@@ -20,8 +21,6 @@ values for the hub model, not measured here (its weights are not on this machine
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,6 +32,8 @@ from speechkit.devices import resolve_device
 from speechkit.errors import ModelNotAvailableError
 from speechkit.stages.audio import SAMPLE_RATE
 from speechkit.stages import registered_class
+from speechkit.stages.diarize.voice_encoder import (HOP, NORM_TARGET_DBFS, VoiceEncoder, power_spectrogram,
+                                                    trim_long_silences)
 from speechkit.stages.options import StageOptions, bounded
 
 #: The registry name of the ECAPA model the ``ecapa`` embedder loads by default.
@@ -85,20 +86,6 @@ def l2_normalize(x: np.ndarray, dtype: type = np.float32) -> np.ndarray:
     return x / np.where(norm > 0, norm, 1.0)
 
 
-@contextmanager
-def _torch_threads(threads: int | None) -> Iterator[None]:
-    """Run the block with ``threads`` torch threads (None: leave the setting alone)."""
-    import torch
-
-    before = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def _prepare(audio: np.ndarray, sample_rate: int) -> np.ndarray:
     """Mono float32 audio at 16 kHz; raises ValueError for empty or non-finite input."""
     audio = np.asarray(audio, dtype=np.float32)
@@ -142,84 +129,70 @@ def _same_length_batches(lengths: list[int], batch_size: int) -> list[list[int]]
 
 @dataclass(frozen=True)
 class ResemblyzerOptions(StageOptions):
-    """Resemblyzer: ``weights`` (a ``pretrained.pt`` file; None: the weights the package ships),
-    ``batch_size`` (windows per LSTM batch)."""
+    """Resemblyzer: ``model`` (a registry name, by default ``resemblyzer``: the weights the package
+    ships, converted once to ONNX; or a path: a converted ``voice_encoder.onnx``, a folder holding
+    one, or a Resemblyzer ``pretrained.pt``, converted once in the same way), ``batch_size``
+    (windows per batch)."""
 
-    weights: str | None = None
+    model: str = "resemblyzer"
     batch_size: int = bounded(64, ge=1, le=4096)
 
 
 class ResemblyzerEmbedder:
-    """Resemblyzer's d-vector encoder.
+    """Resemblyzer's d-vector encoder, run by onnxruntime on the CPU whatever ``device`` is
+    (:mod:`speechkit.stages.diarize.voice_encoder`: no torch at run time).
 
     ``embed`` follows Resemblyzer's own recipe (volume normalisation, long silences trimmed with
-    webrtcvad, mean of 1.6 s partial embeddings). ``embed_windows`` computes the mel spectrogram
-    of ``audio`` once and runs the LSTM on each window's frames, batched by length.
-    On the CPU the LSTM runs on one torch thread: its per-step matrices are too small for more
-    threads to pay, and on a busy 2-core machine two threads made it 3-10x slower.
+    webrtcvad, mean of 1.6 s partial embeddings). ``embed_windows`` computes the spectrogram of
+    ``audio`` once and runs the network on each window's frames, batched by length.
     """
 
     Options = ResemblyzerOptions
     name = "resemblyzer"
-    dim = 256
+    dim = VoiceEncoder.dim
     cluster_threshold = 0.70
     match_threshold = 0.75
 
     def __init__(self, options: ResemblyzerOptions | None = None, device: str = "auto",
                  **overrides: Any) -> None:
         self.options = (options or ResemblyzerOptions()).with_overrides(**overrides)
-        self.weights = self.options.weights
-        self.device = resolve_device(device)
-        try:
-            from resemblyzer import VoiceEncoder
-        except ImportError as e:  # webrtcvad needs pkg_resources, i.e. setuptools < 81
-            raise ModelNotAvailableError(
-                f"the resemblyzer backend needs the packages resemblyzer and setuptools<81 "
-                f"(pip install 'speechkit[stages]'): {e}") from e
-        if self.weights is not None and not Path(self.weights).is_file():
-            raise ModelNotAvailableError(f"{self.weights}: Resemblyzer weights file not found")
-        self._encoder = VoiceEncoder(device=self.device, verbose=False, weights_fpath=self.weights)
-        self._encoder.eval()
+        self._encoder = VoiceEncoder(self._model_file(self.options.model))
+
+    @staticmethod
+    def _model_file(model: str) -> Path:
+        """The ``voice_encoder.onnx`` that ``model`` names (a checkpoint is converted first)."""
+        path = registry.resolve(model)
+        if path.suffix == ".pt":
+            path = registry.converted(registry.get("resemblyzer"), path)
+        return registry.file_of(path, ".onnx")
 
     def embed(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
-        from resemblyzer.audio import trim_long_silences
-
         wav = self._normalize(_prepare(audio, sample_rate))
         trimmed = trim_long_silences(wav)
         if len(trimmed) >= SAMPLE_RATE // 2:  # keep the untrimmed clip if the VAD left too little
             wav = trimmed
-        with _torch_threads(1 if self.device == "cpu" else None):
-            return l2_normalize(self._encoder.embed_utterance(wav))
+        return l2_normalize(self._encoder.embed_utterance(wav))
 
     def embed_windows(self, audio: np.ndarray, windows: list[tuple[float, float]],
                       sample_rate: int = SAMPLE_RATE, level_dbfs: float | None = None) -> np.ndarray:
-        import torch
-        from resemblyzer.audio import wav_to_mel_spectrogram
-        from resemblyzer.hparams import mel_window_step
-
         wav = self._normalize(_prepare(audio, sample_rate), level_dbfs)
         bounds = _window_bounds(windows, len(wav))
-        mel = wav_to_mel_spectrogram(wav)  # (frames, 40), one frame per 10 ms
-        hop = SAMPLE_RATE * mel_window_step // 1000
-        frames = [(a // hop, max(a // hop + 1, min(len(mel), b // hop))) for a, b in bounds]
+        power = power_spectrogram(wav)  # one frame per 10 ms (HOP samples)
+        frames = [(a // HOP, max(a // HOP + 1, min(len(power), b // HOP))) for a, b in bounds]
         out = np.zeros((len(frames), self.dim), dtype=np.float32)
-        with torch.inference_mode(), _torch_threads(1 if self.device == "cpu" else None):
-            for chunk in _same_length_batches([b - a for a, b in frames], self.options.batch_size):
-                mels = np.stack([mel[frames[i][0]:frames[i][1]] for i in chunk])
-                out[chunk] = self._encoder(torch.from_numpy(mels).to(self.device)).cpu().numpy()
+        for chunk in _same_length_batches([b - a for a, b in frames], self.options.batch_size):
+            out[chunk] = self._encoder(np.stack([power[frames[i][0]:frames[i][1]] for i in chunk]))
         return l2_normalize(out)
 
     @staticmethod
     def _normalize(wav: np.ndarray, level_dbfs: float | None = None) -> np.ndarray:
         """Resemblyzer's volume normalisation: raise audio quieter than -30 dBFS to -30 dBFS
         (judged by ``level_dbfs`` when given, else by ``wav``'s own level)."""
-        from resemblyzer.hparams import audio_norm_target_dBFS
-
         if not np.any(wav):
             return wav
         if level_dbfs is None:
             level_dbfs = 10 * np.log10(np.mean(np.square(wav, dtype=np.float64)))
-        change = audio_norm_target_dBFS - level_dbfs
+        change = NORM_TARGET_DBFS - level_dbfs
         return wav if change < 0 else (wav * 10 ** (change / 20)).astype(np.float32)
 
 
