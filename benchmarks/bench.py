@@ -7,9 +7,13 @@ One call of :func:`run_bench` measures, on the same audio, model, device and thr
 - ``bare_batched``: faster-whisper's ``BatchedInferencePipeline`` (the recipe's batch size);
 - ``asr_stage``: speechkit's VAD + ASR stages of the L1 recipe
   (:meth:`~speechkit.cascade.Cascade.run_stage` of ``vad`` and ``asr``);
-- ``l1_cascade``: the full L1 cascade; ``l3_cascade``: the full L3 cascade with the L3 context
-  of the first meeting of a workspace (roster, voice enrollments, jargon, documents, agenda:
-  the prompt, hot words, enrollments and correction vocabulary a real L3 run uses), by default
+- ``l1_cascade``: the full L1 cascade; ``l2_cascade``: the full L2 cascade, whose context is what
+  it produced itself for the workspace's meetings before (in the warm-up runs on the demo
+  meetings, in calendar order; the bench audio gets all of them: hot words mined from its own
+  confident words, verified where a window's decoding holds one or words written like one);
+  ``l3_cascade``: the full L3 cascade with the L3 context of the first meeting of a workspace
+  (roster, voice enrollments, jargon, documents, agenda: the prompt, hot words, enrollments and
+  correction vocabulary a real L3 run uses), by default
   the demo workspace (``workspaces/demo``) when it is there, else a small workspace built
   around the audio; the context building, identification and correction are timed with it.
 
@@ -58,7 +62,7 @@ from speechkit.errors import SpeechkitError
 from speechkit.io.atomic import write_json, write_text
 from speechkit.stages.audio import SAMPLE_RATE
 
-CONFIGS = ("bare_sequential", "bare_batched", "asr_stage", "l1_cascade", "l3_cascade")
+CONFIGS = ("bare_sequential", "bare_batched", "asr_stage", "l1_cascade", "l2_cascade", "l3_cascade")
 REPO = Path(__file__).resolve().parents[1]
 REALDATA = (REPO / ".." / "shared" / "realdata").resolve()
 DEMO = REPO / "workspaces" / "demo"
@@ -79,7 +83,7 @@ class BenchOptions:
 
     ``out``: folder for bench.json, bench.md and the built audio. ``model``: ASR model (registry
     name). ``device``: ``cpu`` or ``cuda``. ``compute_type``: CTranslate2 type (default int8 on
-    CPU, float16 on GPU). ``threads``: CPU threads for CTranslate2 and torch (0 = all cores).
+    CPU, float16 on GPU). ``threads``: CPU threads for CTranslate2, OpenMP and MKL (0 = all cores).
     ``repeats``: timed runs per configuration (median reported). ``lengths``: multiples of the
     audio for the length sweep (1 is always included). ``audio``: the base recording (default:
     real speech from ``realdata``). ``references``: ``(clip, reference text)`` pairs for WER
@@ -209,6 +213,28 @@ def _memory_mb() -> dict[str, float]:
     return out
 
 
+#: Mapped files counted apart in the memory by component (the first whose pattern a path holds).
+COMPONENTS = (("torch", ("/torch/", "/torchaudio/", "/nvidia/")), ("ctranslate2", ("ctranslate2",)),
+              ("onnxruntime", ("onnxruntime",)))
+
+
+def _memory_by_component() -> dict[str, float]:
+    """Resident memory (MB) of this process by what holds it (``/proc/self/smaps``): the files of
+    torch, CTranslate2 and onnxruntime, other mapped files (Python, numpy, ...), and anonymous
+    memory (model weights, buffers, Python objects)."""
+    out: dict[str, float] = {}
+    name = "anonymous"
+    with open("/proc/self/smaps", encoding="ascii", errors="replace") as smaps:
+        for fields in map(str.split, smaps):
+            if fields and fields[0] == "Rss:":
+                out[name] = out.get(name, 0.0) + int(fields[1]) / 1024
+            elif fields and not fields[0].endswith(":"):  # a mapping: address range, ..., its path
+                path = fields[5] if len(fields) > 5 and fields[5].startswith("/") else ""
+                name = next((c for c, parts in COMPONENTS if any(p in path for p in parts)),
+                            "other files" if path else "anonymous")
+    return {k: round(v, 1) for k, v in sorted(out.items())}
+
+
 def _recipe(name: str, spec: dict) -> Any:
     """Recipe ``name`` on the spec's device, model, compute type and threads."""
     from speechkit.recipe import load_recipe
@@ -222,7 +248,8 @@ def _recipe(name: str, spec: dict) -> Any:
 
 def _configuration(spec: dict) -> Callable[[Path, dict], str]:
     """Load what configuration ``spec["config"]`` needs; return a function that runs it on one
-    file (adding stage seconds to a dict) and returns the words it recognised."""
+    file and returns the words it recognised, putting into a dict the stage seconds (``stages``)
+    and what the ASR step decoded (``asr``: its ``DecodeStats`` counts) where it has stages."""
     config = spec["config"]
     asr = _recipe("l1", spec).stages["asr"].as_dict()
     if config.startswith("bare_"):
@@ -237,13 +264,13 @@ def _configuration(spec: dict) -> Callable[[Path, dict], str]:
         common = {"language": asr.get("language", "en"), "beam_size": asr.get("beam_size", 5),
                   "word_timestamps": True, "vad_filter": True}
         if config == "bare_sequential":
-            def transcribe(path: Path, timings: dict) -> str:
+            def transcribe(path: Path, report: dict) -> str:
                 segments, _ = model.transcribe(str(path), **common)
                 return " ".join(s.text.strip() for s in segments)
         else:
             pipeline = BatchedInferencePipeline(model)
 
-            def transcribe(path: Path, timings: dict) -> str:
+            def transcribe(path: Path, report: dict) -> str:
                 segments, _ = pipeline.transcribe(str(path), batch_size=asr.get("batch_size", 8), **common)
                 return " ".join(s.text.strip() for s in segments)
         return transcribe
@@ -252,36 +279,43 @@ def _configuration(spec: dict) -> Callable[[Path, dict], str]:
     if config == "asr_stage":
         cascade = Cascade(_recipe("l1", spec))
 
-        def recognize(path: Path, timings: dict) -> str:
+        def recognize(path: Path, report: dict) -> str:
             record = cascade.record(path)
             words = [cascade.run_stage(stage, record) for stage in ("vad", "asr")][-1]
-            timings.update(record.timings)
+            report.update(stages=record.timings, asr=words.summary())
             return " ".join(s.text for s in words)
         return recognize
 
     recipe = _recipe(config.removesuffix("_cascade"), spec)
     cascade = Cascade(recipe)
     if config == "l1_cascade":
-        def run_l1(path: Path, timings: dict) -> str:
+        def run_l1(path: Path, report: dict) -> str:
             result = cascade.run(path)
-            timings.update(result.timings)
+            report.update(stages=result.timings, asr=result.asr)
             return result.transcript.text
         return run_l1
 
-    from speechkit.context import build_context
+    from speechkit.context import PriorMeeting, build_context
     from speechkit.io.manifest import load_workspace
     ws = load_workspace(spec["context"])
     own = {Path(m.audio).resolve(): m for m in ws.meetings}  # a meeting of the workspace gets its own context
+    earlier: dict[str, PriorMeeting] = {}  # L2: what this cascade produced for the workspace's meetings
 
-    def run_l3(path: Path, timings: dict) -> str:
+    def run_level(path: Path, report: dict) -> str:
         t0 = time.perf_counter()
-        meeting = own.get(Path(path).resolve(), ws.meetings[0])
-        context = build_context(ws, meeting, recipe.level, [], recipe.context)
-        timings["context"] = time.perf_counter() - t0
+        meeting = own.get(Path(path).resolve())
+        before = ws.meetings[:ws.meetings.index(meeting)] if meeting is not None else ws.meetings  # calendar order
+        prior = [earlier[m.id] for m in before if m.id in earlier] if recipe.level == 2 else []
+        context = build_context(ws, meeting or ws.meetings[0], recipe.level, prior, recipe.context)
+        seconds = time.perf_counter() - t0
         result = cascade.run(path, context)
-        timings.update(result.timings)
+        if meeting is not None and recipe.level == 2:
+            earlier[meeting.id] = PriorMeeting(meeting.id, result.transcript, result.speakers,
+                                               [tuple(span) for span in result.asr.get("flagged_spans", [])],
+                                               result.notes)
+        report.update(stages={"context": seconds, **result.timings}, asr=result.asr)
         return result.transcript.text
-    return run_l3
+    return run_level
 
 
 def worker(spec: dict) -> None:
@@ -292,26 +326,26 @@ def worker(spec: dict) -> None:
     wall time, stage seconds and word count; on any other line it replies with its peak memory
     and ends. Replies are JSON lines that start with ``REPLY`` on stdout.
     """
-    if not spec["config"].startswith("bare_"):  # bare faster-whisper does not load torch
-        import torch
-        torch.set_num_threads(spec["threads"])
     import ctranslate2
     # bare faster-whisper's temperature fallback samples: seeded before its first draw (a fresh
     # process), its words are the same from one benchmark to the next (speechkit seeds its own)
     ctranslate2.set_random_seed(0)
     t0 = time.perf_counter()
     run = _configuration(spec)
-    hypotheses = [run(Path(clip), {}) for clip in spec["references"]]
+    reports: list[dict] = [{} for _ in spec["references"]]
+    hypotheses = [run(Path(clip), report) for clip, report in zip(spec["references"], reports)]
     _reply({"load_s": time.perf_counter() - t0, "hypotheses": hypotheses,
+            "reference_asr": [report.get("asr", {}) for report in reports],
             "rss_after_load_mb": _memory_mb()["VmRSS"]})
     for line in sys.stdin:
         if line.strip() != "run":
             break
-        timings: dict[str, float] = {}
+        report: dict[str, dict] = {}
         start = time.perf_counter()
-        words = len(run(Path(spec["audio"]), timings).split())
-        _reply({"wall_s": time.perf_counter() - start, "stages": timings, "words": words})
-    _reply({"peak_rss_mb": _memory_mb()["VmHWM"]})
+        words = len(run(Path(spec["audio"]), report).split())
+        _reply({"wall_s": time.perf_counter() - start, "stages": report.get("stages", {}),
+                "asr": report.get("asr", {}), "words": words})
+    _reply({"peak_rss_mb": _memory_mb()["VmHWM"], "memory_mb": _memory_by_component()})
 
 
 REPLY = "@@speechkit-bench "
@@ -403,8 +437,74 @@ def _summary(result: dict, audio_s: float) -> dict[str, Any]:
     return {"wall_s": round(wall, 3), "rtf": round(wall / audio_s, 4), "walls_s": [round(w, 3) for w in walls],
             "words": result["runs"][-1]["words"],
             "load_s": round(result["load_s"], 2), "peak_rss_mb": round(result["peak_rss_mb"], 1),
-            "rss_after_load_mb": round(result["rss_after_load_mb"], 1),
-            "stages": {k: {"s": round(v, 3), "rtf": round(v / audio_s, 4)} for k, v in stage_s.items()}}
+            "rss_after_load_mb": round(result["rss_after_load_mb"], 1), "memory_mb": result["memory_mb"],
+            "stages": {k: {"s": round(v, 3), "rtf": round(v / audio_s, 4)} for k, v in stage_s.items()},
+            "asr": _decode_counts([result["runs"][-1].get("asr", {})]),
+            "asr_references": _decode_counts(result.get("reference_asr", []))}
+
+
+#: the ASR step's decode counts the report shows (``DecodeStats``)
+DECODE_COUNTS = ("windows", "redecoded_verify", "biased_kept", "biased_dropped", "flagged_windows",
+                 "redecoded_unbiased", "redecoded_fallback")
+
+
+def _decode_counts(stats: list[dict]) -> dict[str, int]:
+    """The ASR decode counts (:data:`DECODE_COUNTS`) summed over runs (empty: no ASR stage)."""
+    stats = [s for s in stats if s]
+    return {k: sum(int(s.get(k, 0)) for s in stats) for k in DECODE_COUNTS} if stats else {}
+
+
+def _reference_times(clip: Path, text: str) -> list[float] | None:
+    """The start time (s) of each word of the normalised reference ``text`` of ``clip``, from its
+    timed reference beside it (``clip.stm``, or the demo meetings' ``reference.json``: segment
+    times, spread evenly over each segment's words); None when it has none."""
+    import difflib
+
+    from speechkit.io import read_transcripts
+    from speechkit.metrics.normalize import normalize
+    clip = Path(clip)
+    path = clip.with_suffix(".stm") if clip.with_suffix(".stm").is_file() else clip.parent / "reference.json"
+    if not path.is_file():
+        return None
+    timed: list[tuple[str, float]] = []
+    for transcript in read_transcripts(path).values():
+        for seg in sorted(transcript.segments, key=lambda seg: seg.start):
+            tokens = normalize(seg.text).split()
+            timed += [(t, seg.start + (seg.end - seg.start) * i / len(tokens)) for i, t in enumerate(tokens)]
+    words = normalize(text).split()
+    times: list[float | None] = [None] * len(words)
+    matcher = difflib.SequenceMatcher(a=[t for t, _ in timed], b=words, autojunk=False)
+    for a, b, n in matcher.get_matching_blocks():
+        times[b:b + n] = [at for _, at in timed[a:a + n]]
+    last = 0.0
+    for i, at in enumerate(times):
+        last = times[i] = last if at is None else at
+    return times  # type: ignore[return-value]
+
+
+def _per_clip(references: tuple[tuple[Path, str], ...], bare: list[str], stage: list[str]) -> list[dict[str, Any]]:
+    """Per reference clip, bare sequential faster-whisper against the ASR stage: reference words,
+    each one's errors, the reference words the stage gets wrong and bare gets right (``lost``)
+    and the reverse (``gained``), and where the lost ones are (``lost_at``: spans in seconds,
+    words less than 2 s apart together)."""
+    from speechkit.metrics.wer import word_error_rate
+    out = []
+    for (clip, text), b, st in zip(references, bare, stage):
+        rb, rs = word_error_rate(text, b), word_error_rate(text, st)
+        right = [[op == "equal" for ref, _, op in r.pairs if ref is not None] for r in (rb, rs)]
+        lost = [i for i, (ok_b, ok_s) in enumerate(zip(*right)) if ok_b and not ok_s]
+        times = _reference_times(Path(clip), text)
+        spans: list[list[float]] = []
+        for at in ([times[i] for i in lost] if times else []):
+            if spans and at - spans[-1][1] < 2.0:
+                spans[-1][1] = at
+            else:
+                spans.append([at, at])
+        out.append({"clip": _label(clip), "words": rb.reference_words, "bare_errors": rb.errors,
+                    "stage_errors": rs.errors, "lost": len(lost),
+                    "gained": sum(ok_s and not ok_b for ok_b, ok_s in zip(*right)),
+                    "lost_at": [[round(a, 1), round(e, 1)] for a, e in spans]})
+    return out
 
 
 def _wer(references: tuple[tuple[Path, str], ...], hypotheses: list[str]) -> dict[str, Any]:
@@ -479,6 +579,8 @@ def run_bench(options: BenchOptions) -> dict[str, Any]:
     for config in options.configs:
         configs[config] = _summary(raw[(config, 1)], seconds[1])
         configs[config]["wer"] = _wer(references, raw[(config, 1)]["hypotheses"])
+    per_clip = _per_clip(references, raw[("bare_sequential", 1)]["hypotheses"],
+                         raw[("asr_stage", 1)]["hypotheses"]) if {"bare_sequential", "asr_stage"} <= set(options.configs) else []
     lengths = [{"multiple": n, "audio_s": round(seconds[n], 2), "config": sweep,
                 **{k: v for k, v in _summary(raw[(sweep, n)], seconds[n]).items()
                    if k in ("wall_s", "rtf", "peak_rss_mb", "rss_after_load_mb")}} for n in options.lengths]
@@ -493,7 +595,7 @@ def run_bench(options: BenchOptions) -> dict[str, Any]:
     report = {"machine": info, "options": _options_dict(options),
               "audio": {"path": str(audio[1]), "seconds": round(seconds[1], 2), "source": source},
               "l3_context": _context_summary(context), "configs": configs, "ratios": ratios,
-              "length_sweep": lengths,
+              "length_sweep": lengths, "per_clip": per_clip,
               "targets": _targets(configs, ratios, options.lengths)}
     write_json(options.out / "bench.json", report)
     write_text(options.out / "bench.md", format_markdown(report))
@@ -574,6 +676,13 @@ def format_markdown(report: dict[str, Any]) -> str:
             cells = [f"{c['stages'][s]['s']:.2f} ({c['stages'][s]['rtf']:.3f})" if s in c["stages"] else ""
                      for s in names]
             lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    lines += ["", "Memory by component (MB resident after the runs; the rest of the peak was transient, "
+              "e.g. the batched encoder's buffers):", ""]
+    for n, c in report["configs"].items():
+        held = ", ".join(f"{k} {v:.0f}" for k, v in c["memory_mb"].items())
+        torch = "loaded" if "torch" in c["memory_mb"] else "not loaded"
+        lines.append(f"- {n}: peak {c['peak_rss_mb']:.0f}; {held}; torch {torch}")
+    lines += _asr_cost_lines(report) + _per_clip_lines(report.get("per_clip", []))
     lines += ["", f"Length sweep ({report['length_sweep'][0]['config']}, one process per length):", "",
               "| length | audio (s) | wall (s) | RTF | peak RSS (MB) |", "|---|---:|---:|---:|---:|"]
     for s in report["length_sweep"]:
@@ -583,6 +692,49 @@ def format_markdown(report: dict[str, Any]) -> str:
     for name, t in report["targets"].items():
         lines.append(f"- {name}: {t['value']} -> {'met' if t['met'] else 'NOT met'}")
     return "\n".join(lines) + "\n"
+
+
+def _asr_cost_lines(report: dict[str, Any]) -> list[str]:
+    """bench.md: the ASR step of each configuration that has one (seconds on the audio, against
+    bare batched faster-whisper's whole run) and its decodings: windows, second decodings to
+    verify hot words (L2), loop-control re-decodings; on the audio and summed over the reference clips."""
+    rows = {n: c for n, c in report["configs"].items() if "asr" in c["stages"]}
+    if not rows:
+        return []
+    batched = report["configs"].get("bare_batched", {}).get("wall_s")
+    lines = ["", "ASR step per configuration (on the audio; decodings on the audio / on the reference clips):", "",
+             "| configuration | ASR (s) | RTF | vs bare batched | windows | verify decodes (kept / dropped) "
+             "| loop re-decodes |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, c in rows.items():
+        asr, counts, refs = c["stages"]["asr"], c.get("asr") or {}, c.get("asr_references") or {}
+
+        def both(key: str) -> str:
+            return f"{counts.get(key, 0)} / {refs.get(key, 0)}"
+        ratio = f"{asr['s'] / batched:.2f}x" if batched else ""
+        redecodes = {k: counts.get(k, 0) + refs.get(k, 0) for k in ("redecoded_unbiased", "redecoded_fallback")}
+        lines.append(f"| {name} | {asr['s']:.2f} | {asr['rtf']:.3f} | {ratio} | {both('windows')} | "
+                     f"{both('redecoded_verify')} ({counts.get('biased_kept', 0) + refs.get('biased_kept', 0)} / "
+                     f"{counts.get('biased_dropped', 0) + refs.get('biased_dropped', 0)}) | "
+                     f"{sum(redecodes.values())} |")
+    return lines
+
+
+def _per_clip_lines(per_clip: list[dict[str, Any]]) -> list[str]:
+    """bench.md: bare sequential faster-whisper against the ASR stage, clip by clip."""
+    if not per_clip:
+        return []
+    lines = ["", "ASR stage against bare sequential faster-whisper, per reference clip (lost: reference words "
+             "the stage gets wrong and bare gets right; gained: the reverse; where: the lost words' times, s):", "",
+             "| clip | words | bare errors | stage errors | lost | gained | where the stage loses words |",
+             "|---|---:|---:|---:|---:|---:|---|"]
+    for c in per_clip:
+        where = ", ".join(f"{a:.1f}" if a == e else f"{a:.1f}-{e:.1f}" for a, e in c["lost_at"]) or "-"
+        lines.append(f"| {c['clip']} | {c['words']} | {c['bare_errors']} | {c['stage_errors']} | {c['lost']} | "
+                     f"{c['gained']} | {where} |")
+    total = {k: sum(c[k] for c in per_clip) for k in ("words", "bare_errors", "stage_errors", "lost", "gained")}
+    lines.append(f"| all | {total['words']} | {total['bare_errors']} | {total['stage_errors']} | {total['lost']} | "
+                 f"{total['gained']} | |")
+    return lines
 
 
 def _wer_words(report: dict[str, Any]) -> int:
@@ -610,16 +762,16 @@ def _positive(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="benchmarks/bench.py", description="Measure, on the same audio, model and threads: bare "
-        "faster-whisper (sequential and batched), speechkit's ASR stage, the L1 and the L3 cascade (wall "
-        "time, real-time factor, peak memory, WER), each in its own process; then the L3 cascade on the "
-        "audio repeated --lengths times. Writes bench.json and bench.md into OUT.")
+        "faster-whisper (sequential and batched), speechkit's ASR stage, the L1, L2 and L3 cascades (wall "
+        "time, real-time factor, peak memory, WER, the ASR step's decodings), each in its own process; "
+        "then the L3 cascade on the audio repeated --lengths times. Writes bench.json and bench.md into OUT.")
     p.add_argument("--out", "-o", type=Path, default=Path("runs/bench"),
                    help="folder for bench.json, bench.md and the built audio (default runs/bench)")
     p.add_argument("--model", default="tiny.en", help="ASR model, registry name (default tiny.en)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="device for every stage (default cpu)")
     p.add_argument("--compute-type", help="CTranslate2 compute type (default int8 on cpu, float16 on cuda)")
     p.add_argument("--threads", type=int, default=0,
-                   help="CPU threads for CTranslate2 and torch in every configuration (default: all cores)")
+                   help="CPU threads for CTranslate2, OpenMP and MKL in every configuration (default: all cores)")
     p.add_argument("--repeats", type=_positive, default=3,
                    help="timed runs per configuration; medians reported (default 3)")
     p.add_argument("--lengths", type=_lengths, default=(1, 4, 16),

@@ -225,3 +225,23 @@ def test_a_looping_batched_window_is_decoded_again_sequentially(tiny, realdata: 
     expected = sequential.transcribe(audio, speech=[(6.5, 30.0)])
     assert [w.text for s in redone for w in s.words] == [w.text for s in expected for w in s.words]
     assert all(6.4 <= w.start <= w.end <= 30.1 for s in redone for w in s.words)
+
+
+def test_word_pieces_whisper_writes_without_a_space_join_the_word_before() -> None:
+    """faster-whisper splits "$45,000" into " $45" and ",000" (a piece without a leading space):
+    the piece joins the word before it, as the decoded text has it, so "$45,000" is one word
+    (two would be two WER errors: "$45" and "000"); punctuation-only words are still dropped."""
+    from faster_whisper.transcribe import Segment as FwSegment, Word as FwWord
+
+    from speechkit.stages.asr.whisper import spoken_words
+    pieces = [(" The", 0.0, 0.2, 0.9), (" cost", 0.2, 0.5, 0.8), (" is", 0.5, 0.6, 0.9), (" $45", 0.6, 1.0, 0.7),
+              (",000.", 1.0, 1.4, 0.6), (" -", 1.4, 1.5, 0.2), (" pacs", 1.5, 1.8, 0.9), (".002", 1.8, 2.2, 0.5)]
+    decoded = FwSegment(id=0, seek=0, start=0.0, end=2.2, text="".join(p[0] for p in pieces), tokens=[],
+                        avg_logprob=-0.3, compression_ratio=1.0, no_speech_prob=0.0, temperature=0.0,
+                        words=[FwWord(start=s, end=e, word=w, probability=p) for w, s, e, p in pieces])
+    words = spoken_words(decoded)
+    assert [w.text for w in words] == ["The", "cost", "is", "$45,000.", "pacs.002"]
+    joined = words[3]
+    assert (joined.start, joined.end, joined.confidence) == (0.6, 1.4, 0.6)  # first start, last end, lower p
+    from speechkit.metrics.normalize import normalize
+    assert normalize(" ".join(w.text for w in words)) == normalize(decoded.text.replace(" -", ""))

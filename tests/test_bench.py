@@ -33,7 +33,7 @@ def bench(realdata: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
 def test_bench_json_has_ratios_sweep_and_machine(bench):
     _, report = bench
     ratios = report["ratios"]
-    for name in ("asr_stage_vs_bare_sequential", "l1_cascade_vs_bare_sequential",
+    for name in ("asr_stage_vs_bare_sequential", "l1_cascade_vs_bare_sequential", "l2_cascade_vs_bare_sequential",
                  "l3_cascade_vs_bare_sequential", "bare_batched_vs_bare_sequential", "peak_rss_longest_vs_1x"):
         assert positive(ratios[name]), name
     configs = report["configs"]
@@ -62,8 +62,14 @@ def test_every_configuration_ran_and_transcribed_jfk(bench):
     cascades = {n: set(c["stages"]) for n, c in report["configs"].items()}
     assert {"vad", "asr"} <= cascades["asr_stage"] and "diarize" not in cascades["asr_stage"]
     assert {"vad", "asr", "diarize", "identify"} <= cascades["l1_cascade"]
+    assert {"context", "vad", "asr", "diarize", "identify"} <= cascades["l2_cascade"]
     assert {"context", "vad", "asr", "diarize", "identify"} <= cascades["l3_cascade"]
     assert not cascades["bare_sequential"] and not cascades["bare_batched"]
+    for name in ("asr_stage", "l1_cascade", "l2_cascade", "l3_cascade"):  # the ASR step's decodings
+        counts = report["configs"][name]["asr"]
+        assert counts["windows"] >= 1 and report["configs"][name]["asr_references"]["windows"] >= 1, name
+        assert counts["redecoded_verify"] == counts["biased_kept"] + counts["biased_dropped"] <= counts["windows"]
+    assert not report["configs"]["bare_batched"]["asr"]
 
 
 def test_bench_md_reports_the_ratios_and_the_machine(bench):
@@ -75,6 +81,32 @@ def test_bench_md_reports_the_ratios_and_the_machine(bench):
     assert f"{report['ratios']['l3_cascade_vs_bare_sequential']:.2f}x" in text
     assert "| 1x | 11.0 |" in text
     assert "pooled over 22 reference words (faster-whisper/jfk.flac)" in text
+    assert "| l2_cascade |" in text and "ASR step per configuration" in text
+    [clip] = report["per_clip"]  # JFK: no timed reference, so no times for lost words
+    assert clip["clip"] == "faster-whisper/jfk.flac" and clip["words"] == 22 and clip["lost_at"] == []
+    assert clip["bare_errors"] == report["configs"]["bare_sequential"]["wer"]["errors"]
+    assert clip["stage_errors"] == report["configs"]["asr_stage"]["wer"]["errors"]
+    assert f"| faster-whisper/jfk.flac | 22 | {clip['bare_errors']} | {clip['stage_errors']} |" in text
+
+
+def test_per_clip_comparison_says_where_the_stage_loses_words(realdata: Path):
+    """Words the stage drops (here: one speaker turn of sample.wav, 14.4-17.8 s) are counted as
+    lost, at the reference's times; words only bare gets wrong count as gained."""
+    from benchmarks.bench import _per_clip
+    from speechkit.io.stm import read_stm
+    from speechkit.metrics.normalize import normalize
+    clip = realdata / "pyannote-sample" / "sample.wav"
+    segments = read_stm(clip.with_suffix(".stm"))["sample"].segments
+    text = " ".join(s.text for s in segments)
+    turn = next(s for s in segments if s.start == pytest.approx(14.444))
+    stage = " ".join(s.text for s in segments if s is not turn)
+    bare = " ".join(s.text for s in segments[1:])  # bare misses the first turn instead
+    [row] = _per_clip(((clip, text),), [bare], [stage])
+    words = lambda s: len(normalize(s.text).split())  # noqa: E731 (as WER counts them: "I'm" is two)
+    assert row["lost"] == words(turn) == row["stage_errors"]
+    assert row["gained"] == words(segments[0]) == row["bare_errors"]
+    [(start, end)] = row["lost_at"]
+    assert turn.start - 0.05 <= start <= end <= turn.end + 0.05  # (rounded to 0.1 s)
 
 
 def test_default_wer_references_hold_at_least_1000_words(realdata: Path):

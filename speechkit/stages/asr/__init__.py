@@ -76,6 +76,7 @@ class AsrStage(BackendStage[Recognition]):
     """Words of a recording's speech regions, block by block, biased by the meeting's context."""
 
     name = "asr"
+    version = 2  # 2: word pieces joined ("$45" ",000" -> "$45,000"); L2 verifies only windows with a hot word
     reads = ("vad",)
     reads_audio = True
     stored = True

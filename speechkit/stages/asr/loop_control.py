@@ -6,8 +6,10 @@ and n-grams (:func:`repeated_run`), over-compressible text (:func:`compression_r
 outside the speech regions (:func:`outside_speech`) and a low mean token log-probability; a
 flagged window is decoded again without biasing at the first temperature, then at each further
 (sampling) temperature, and one still flagged after that is cleaned (:func:`cleaned`). With
-hot-word verification (:meth:`LoopControl.verified`) each window keeps its biased decoding only
-where it holds more of the hot words than the unbiased one. What the control did is counted in
+hot-word verification (:meth:`LoopControl.verified`) the windows are decoded without biasing
+first; a window whose decoding holds a hot word or something written like one
+(:meth:`LoopControl.to_verify`) is decoded again with the hot words and keeps that decoding only
+where it holds more of them. What the control did is counted in
 its :class:`DecodeStats`, which the recognizer returns with its segments.
 
 Nothing here knows the decoder: the thresholds come from the recognizer's options
@@ -20,6 +22,7 @@ import zlib
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Any, Protocol
 
 from speechkit.transcript import Segment, Word
@@ -40,9 +43,11 @@ class DecodeStats:
     on its speech regions only). ``redecoded_fallback``: windows decoded again at a sampling
     temperature (one per window and temperature tried). ``cleaned``: windows still flagged after
     every re-decode, kept with repeats collapsed and words outside speech dropped.
-    ``biased_kept`` / ``biased_dropped``: with :attr:`Biasing.verify_hotwords`, windows whose biased
-    decoding was kept (it holds more hot words) / replaced by the unbiased one. ``flagged_spans``: the spans (s) of the flagged windows' clips, which the L2 context never
-    learns words from.
+    With :attr:`Biasing.verify_hotwords`: ``redecoded_verify``: windows whose unbiased decoding
+    holds a hot word or something written like one, decoded again with the hot words (the others
+    keep their unbiased decoding); of those, ``biased_kept`` / ``biased_dropped``: the biased
+    decoding kept (it holds more hot words) / dropped for the unbiased one. ``flagged_spans``: the
+    spans (s) of the flagged windows' clips, which the L2 context never learns words from.
     """
 
     windows: int = 0
@@ -51,12 +56,13 @@ class DecodeStats:
     redecoded_unbiased: int = 0
     redecoded_fallback: int = 0
     cleaned: int = 0
+    redecoded_verify: int = 0
     biased_kept: int = 0
     biased_dropped: int = 0
     flagged_spans: list[tuple[float, float]] = field(default_factory=list)
 
     COUNTS = ("windows", "flagged_windows", "redecoded_unbiased", "redecoded_fallback", "cleaned",
-              "biased_kept", "biased_dropped")
+              "redecoded_verify", "biased_kept", "biased_dropped")
 
     def flag(self, reasons: list[str], spans: list[tuple[float, float]]) -> None:
         """Count one flagged window with its ``reasons`` and clip ``spans``."""
@@ -138,27 +144,37 @@ class LoopControl:
             reasons.append("log_prob")
         return reasons
 
-    def verified(self, biased: list[Window], plain: list[Window], hotwords: list[str],
-                 speech: list[Span]) -> list[Window]:
-        """Per window, the biased decoding where it holds more occurrences of some hot word than
-        the unbiased one and is not flagged, else the unbiased one (:attr:`Biasing.verify_hotwords`)."""
-        terms = [t for t in (word_tokens([Word(w) for w in h.split()]) for h in hotwords) if t]
-        out = []
-        for b, p in zip(biased, plain):
-            bt, pt = (word_tokens([w for s in x.segments for w in s.words]) for x in (b, p))
-            gains = any(_count(bt, term) > _count(pt, term) for term in terms)
-            keep = gains and not self.flags(b, speech)
-            out.append(b if keep else p)
-            if keep:
+    def to_verify(self, plain: list[Window], hotwords: list[str], similarity: float) -> list[int]:
+        """Indices of the windows whose unbiased decoding holds a hot word, or a run of words written
+        like one (letters at least ``similarity`` alike, :func:`written_like`): the only windows
+        where decoding with the hot words may add one, so the only ones decoded with them."""
+        terms = _terms(hotwords)
+        return [i for i, window in enumerate(plain)
+                if any(written_like(_tokens(window), term, similarity) for term in terms)]
+
+    def verified(self, plain: list[Window], biased: dict[int, Window], hotwords: list[str],
+                 speech: list[Span]) -> list[bool]:
+        """Hot-word verification (:attr:`Biasing.verify_hotwords`) of ``plain`` in place: a window
+        with a biased decoding in ``biased`` (by index: those of :meth:`to_verify`) takes it where
+        it holds more occurrences of some hot word and is not flagged, else keeps its unbiased one.
+        Returns, per window, whether it now holds a biased decoding."""
+        terms = _terms(hotwords)
+        now_biased = [False] * len(plain)
+        self.stats.redecoded_verify += len(biased)
+        for i, b in biased.items():
+            bt, pt = _tokens(b), _tokens(plain[i])
+            if any(_count(bt, term) > _count(pt, term) for term in terms) and not self.flags(b, speech):
                 self.stats.biased_kept += 1
+                plain[i], now_biased[i] = b, True
             else:
                 self.stats.biased_dropped += 1
-        return out
+        return now_biased
 
-    def guard(self, windows: list[Window], speech: list[Span], biased: bool, redecode: Redecode) -> list[Segment]:
+    def guard(self, windows: list[Window], speech: list[Span], biased: list[bool],
+              redecode: Redecode) -> list[Segment]:
         """The segments of ``windows``, flagged ones decoded again by ``redecode`` (unbiased, then at
-        each sampling temperature) and cleaned when every re-decode stays flagged; ``biased``: the
-        windows were decoded with a prompt or hot words."""
+        each sampling temperature) and cleaned when every re-decode stays flagged; ``biased``: per
+        window, whether it was decoded with a prompt or hot words."""
         stats = self.stats
         stats.windows += len(windows)
         bad = {}
@@ -172,7 +188,7 @@ class LoopControl:
         # decoded without biasing and not for that starts again at the first sampling temperature.
         spans = {i: speech_only(windows[i].clips, speech) if "outside_speech" in reasons else windows[i].clips
                  for i, reasons in bad.items()}
-        first = {i: 0 if biased or "outside_speech" in reasons else 1 for i, reasons in bad.items()}
+        first = {i: 0 if biased[i] or "outside_speech" in reasons else 1 for i, reasons in bad.items()}
         for attempt, temperature in enumerate(self.options.temperatures):
             todo = [i for i in bad if first[i] <= attempt]
             if not bad:
@@ -204,6 +220,32 @@ class LoopControl:
             windows[i] = cleaned(kept[i] or windows[i], speech, self.options)
         segments = [seg for window in windows for seg in window.segments]
         return sorted(segments, key=lambda seg: (seg.start, seg.end))
+
+
+def _terms(hotwords: list[str]) -> list[list[str]]:
+    """Each hot word as the tokens :func:`word_tokens` compares."""
+    return [t for t in (word_tokens([Word(w) for w in h.split()]) for h in hotwords) if t]
+
+
+def _tokens(window: Window) -> list[str]:
+    """The :func:`word_tokens` of a window's words."""
+    return word_tokens([w for s in window.segments for w in s.words])
+
+
+def written_like(tokens: list[str], term: list[str], similarity: float) -> bool:
+    """Whether some run of ``tokens`` (as many as ``term`` has, one fewer or one more), its letters
+    joined, is at least ``similarity`` alike to ``term``'s (difflib's ratio: "comfy eye" and
+    "ComfyUI" 0.67, "dvt" and "dbt" 0.67); 0 makes every window count."""
+    if similarity <= 0:
+        return True
+    target = "".join(term)
+    for n in sorted({max(1, len(term) - 1), len(term), len(term) + 1}):
+        for k in range(len(tokens) - n + 1):
+            matcher = SequenceMatcher(None, "".join(tokens[k:k + n]), target, autojunk=False)
+            if matcher.real_quick_ratio() >= similarity and matcher.quick_ratio() >= similarity \
+                    and matcher.ratio() >= similarity:
+                return True
+    return False
 
 
 def _count(tokens: list[str], term: list[str]) -> int:

@@ -17,8 +17,10 @@ again without the prompt and hot words, then with temperature fallback (seeded);
 :class:`WhisperOptions`. What it did is counted in the :class:`~speechkit.stages.asr.DecodeStats`
 that :meth:`WhisperRecognizer.transcribe` returns with the segments (a
 :class:`~speechkit.stages.asr.Recognition`), which the ASR stage keeps with its result (run.json
-``asr``, the report). With ``Biasing.verify_hotwords`` (L2) each window is decoded with and
-without the hot words and keeps the biased decoding only where it holds more of them.
+``asr``, the report). With ``Biasing.verify_hotwords`` (L2) the windows are decoded without
+biasing first; a window whose decoding holds a hot word or words written like one
+(``hotword_similarity``) is decoded again with the hot words and keeps that decoding only where
+it holds more of them, so only the windows where a hot word may be said cost a second decoding.
 
 Biasing: ``Biasing.hotwords`` go to faster-whisper's ``hotwords`` and ``Biasing.prompt`` to
 ``initial_prompt``. Both end up in the decoder prompt after ``<|startofprev|>``, which Whisper
@@ -86,6 +88,10 @@ class WhisperOptions(AsrOptions):
     up to 223 tokens of earlier text after the hot words). ``prompt_token_budget``: tokens for
     hot words + prompt, at most 223. ``max_clip_s``: longest clip decoded at once, at most 30.
     ``cpu_threads``: 0 = CTranslate2's default. ``progress``: a tqdm bar on stderr.
+    ``hotword_similarity``: with ``Biasing.verify_hotwords`` (L2), a window is decoded a second
+    time, with the hot words, only when its unbiased decoding holds a run of words whose letters
+    are at least this alike to a hot word's (difflib's ratio; 0: every window, 1: only the hot
+    word itself).
     ``block_s``: see :class:`~speechkit.stages.asr.biasing.AsrOptions`; keep it at least 30 s
     times ``batch_size`` so that batches fill.
 
@@ -131,6 +137,7 @@ class WhisperOptions(AsrOptions):
     outside_speech_words: int = bounded(3, ge=0, le=10_000)
     speech_pad_s: float = bounded(0.3, ge=0.0, le=60.0)
     log_prob_threshold: float | None = bounded(None, ge=-100.0, le=0.0)
+    hotword_similarity: float = bounded(0.6, ge=0.0, le=1.0)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -188,21 +195,45 @@ class WhisperRecognizer:
             return []
         prompt, hotwords = self.fit_biasing(biasing)
         biased = {"initial_prompt": " " + prompt if prompt else None, "hotwords": hotwords}
-        windows = self._first_pass(audio, clips, biased)
         if biasing is not None and biasing.verify_hotwords and hotwords:
-            plain = self._first_pass(audio, clips, _UNBIASED)
-            windows = control.verified(windows, plain, hotwords.split(", "), speech)
-            biased = _UNBIASED  # every window now holds a decoding that needs no biasing re-decode
-        return control.guard(windows, speech, any(biased.values()),
+            windows = self._first_pass(audio, clips, _UNBIASED)
+            terms = hotwords.split(", ")
+            check = control.to_verify(windows, terms, self.options.hotword_similarity)
+            trial = self._decode_windows(audio, [windows[i].clips for i in check], biased)
+            is_biased = control.verified(windows, dict(zip(check, trial)), terms, speech)
+        else:
+            windows = self._first_pass(audio, clips, biased)
+            is_biased = [any(biased.values())] * len(windows)
+        return control.guard(windows, speech, is_biased,
                              lambda spans, temperature: self._decode_clips(audio, spans, temperature, _UNBIASED))
 
     def _first_pass(self, audio: np.ndarray, clips: list[tuple[float, float]],
                     biased: dict[str, str | None]) -> list[Window]:
         """The clips decoded at ``temperatures[0]``: sequentially, or packed into batched windows."""
         if self.options.batch_size == 1:
-            return self._decode_clips(audio, clips, self.options.temperatures[0], biased,
-                                      self.options.condition_on_previous_text)
-        return self._decode_batched(audio, clips, biased)
+            return self._decode_windows(audio, [[clip] for clip in clips], biased)
+        return self._decode_windows(audio, [[clips[i] for i in window]
+                                            for window in pack_clips(clips, self.options.max_clip_s)], biased)
+
+    def _decode_windows(self, audio: np.ndarray, windows: list[list[tuple[float, float]]],
+                        biased: dict[str, str | None]) -> list[Window]:
+        """Windows (each given by its clips) decoded at ``temperatures[0]``: one clip after another
+        (``batch_size == 1``: one clip a window), or each window's clips joined end to end and the
+        windows decoded in batches by ``BatchedInferencePipeline``."""
+        if not windows:
+            return []
+        if self.options.batch_size == 1:
+            return self._decode_clips(audio, [clip for window in windows for clip in window],
+                                      self.options.temperatures[0], biased, self.options.condition_on_previous_text)
+        from faster_whisper import BatchedInferencePipeline
+        clips = [clip for window in windows for clip in window]
+        bounds = np.cumsum([0] + [len(window) for window in windows])
+        packing = [list(range(a, b)) for a, b in zip(bounds, bounds[1:])]
+        joined, spans, pieces = join_clips(audio, clips, packing)
+        decoded, _ = BatchedInferencePipeline(self._model(self.options.temperatures[0])).transcribe(
+            joined, batch_size=self.options.batch_size, clip_timestamps=spans, temperature=self.options.temperatures[0],
+            **self._common(biased))
+        return _into_windows(decoded, [Window(list(window)) for window in windows], [w["start"] for w in spans], pieces)
 
     def _common(self, biased: dict[str, str | None]) -> dict[str, Any]:
         """faster-whisper arguments every decoding call shares (``biased``: prompt and hot words)."""
@@ -222,18 +253,6 @@ class WhisperRecognizer:
             self._sampler = new_model(str(registry.resolve(self.options.model)), self.device, self.compute_type,
                                       self.options.cpu_threads)
         return self._sampler
-
-    def _decode_batched(self, audio: np.ndarray, clips: list[tuple[float, float]],
-                        biased: dict[str, str | None]) -> list[Window]:
-        """The clips packed into windows and decoded in batches by ``BatchedInferencePipeline``."""
-        from faster_whisper import BatchedInferencePipeline
-        packing = pack_clips(clips, self.options.max_clip_s)
-        joined, spans, pieces = join_clips(audio, clips, packing)
-        decoded, _ = BatchedInferencePipeline(self._model(self.options.temperatures[0])).transcribe(
-            joined, batch_size=self.options.batch_size, clip_timestamps=spans, temperature=self.options.temperatures[0],
-            **self._common(biased))
-        windows = [Window([clips[i] for i in window]) for window in packing]
-        return _into_windows(decoded, windows, [w["start"] for w in spans], pieces)
 
     def _decode_clips(self, audio: np.ndarray, clips: list[tuple[float, float]], temperature: float | tuple[float, ...],
                       biased: dict[str, str | None], condition: bool = False) -> list[Window]:
@@ -275,26 +294,43 @@ def _into_windows(decoded: Iterable[Any], windows: list[Window], starts: list[fl
     return windows
 
 
-def _segments(decoded: Any, pieces: list[Piece] | None) -> list[Segment]:
-    """Speechkit segments from a faster-whisper one (none if it holds no word).
+def spoken_words(decoded: Any) -> list[Word]:
+    """The words of a faster-whisper segment, times as decoded (``speaker`` not set).
 
-    Punctuation-only "words" (Whisper's filler on noise) are dropped. With ``pieces`` (decoding
-    of joined clips) every word goes back to the clip holding its midpoint, its times kept
-    within that clip (the batched word alignment runs over whole seconds and can overshoot a
-    clip), and the words of each clip form their own segment.
+    Whisper writes a word that continues the previous one without a leading space (``" $45"``
+    ``",000"``, ``" pacs"`` ``".002"``, ``" v2"`` ``".4"``): such a piece is joined to the word
+    before it (its end and the lower probability), as the segment's text has it, instead of
+    becoming a word of its own. Punctuation-only "words" (Whisper's filler on noise) are dropped.
     """
-    words = [w for w in decoded.words or () if any(ch.isalnum() for ch in w.word)]
+    joined: list[list[Any]] = []
+    for w in decoded.words or ():
+        if joined and not w.word.startswith(" "):
+            last = joined[-1]
+            last[0], last[2], last[3] = last[0] + w.word, w.end, min(last[3], w.probability)
+        else:
+            joined.append([w.word, w.start, w.end, w.probability])
+    return [Word(text.strip(), float(start), float(end), float(p)) for text, start, end, p in joined
+            if any(ch.isalnum() for ch in text)]
+
+
+def _segments(decoded: Any, pieces: list[Piece] | None) -> list[Segment]:
+    """Speechkit segments from a faster-whisper one (none if it holds no word; its words by
+    :func:`spoken_words`).
+
+    With ``pieces`` (decoding of joined clips) every word goes back to the clip holding its
+    midpoint, its times kept within that clip (the batched word alignment runs over whole
+    seconds and can overshoot a clip), and the words of each clip form their own segment.
+    """
+    words = spoken_words(decoded)
     if not pieces:
-        return [Segment.from_words([Word(w.word.strip(), float(w.start), float(w.end), float(w.probability))
-                                    for w in words], speaker="")] if words else []
+        return [Segment.from_words(words, speaker="")] if words else []
     starts = [p[0] for p in pieces]
     runs: list[tuple[int, list[Word]]] = []
     for w in words:
         k = span_index(starts, (w.start + w.end) / 2)
         lo, hi, origin = pieces[k]
         shift = origin - lo
-        word = Word(w.word.strip(), float(min(max(w.start, lo), hi) + shift),
-                    float(min(max(w.end, lo), hi) + shift), float(w.probability))
+        word = Word(w.text, min(max(w.start, lo), hi) + shift, min(max(w.end, lo), hi) + shift, w.confidence)
         if runs and runs[-1][0] == k:
             runs[-1][1].append(word)
         else:
