@@ -7,7 +7,8 @@
   confident stretches of text the LM text (:func:`confident_rare_words`, :func:`confident_text`);
   its speaker centroids and the labels it used keep a voice's label stable across meetings.
 - L3: L2 plus the workspace artifacts: roster (names, nicknames), voice enrollments (of the
-  meeting's invitees when the manifest lists attendees, as a calendar invite would), the jargon
+  meeting's invitees when the manifest lists attendees, as a calendar invite would), the number
+  of invitees as the diarizer's speaker count (``context.invite_speaker_count``), the jargon
   list, the meeting's agenda, and the emails and slides dated up to the meeting.
 
 The notes context (:func:`notes_context`, what the ``summarize`` stage may know) follows the same
@@ -192,6 +193,9 @@ def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[Prior
         ctx.add("roster names", len(ctx.names))
         ctx.add("roster names left out (only the person's id)", len(ws.people) - len(ctx.names))
         ctx.add("voice enrollments of the invited", len(ctx.enrollments))
+        if meeting.attendees and budget.invite_speaker_count:
+            ctx.expected_speakers = len(meeting.attendees)
+            ctx.add("speaker count (the invite's size)", ctx.expected_speakers)
         jargon = list(ws.terms.jargon)
         ctx.add("jargon list", len(jargon))
         documents = ws.artifacts_before(meeting)

@@ -89,7 +89,8 @@ class MeetingContext:
     ``biasing``: prompt, hot words and LM text for ASR. ``enrollments``: person name -> voice
     clips, for identification. ``stable_labels``: name each voice as in earlier meetings
     (``prior_speakers``: name or label -> centroid) and give new voices labels that no earlier
-    meeting used. ``terms``, ``names`` (canonical name -> nicknames) and ``lm_text``: the
+    meeting used. ``expected_speakers``: how many people the meeting has (L3: its invite), the
+    diarizer's speaker count. ``terms``, ``names`` (canonical name -> nicknames) and ``lm_text``: the
     vocabulary for correction. ``notes``: what the notes backend may know
     (:class:`NotesContext`). ``log``: what was added, with its size and budget.
     :func:`speechkit.context.build_context` fills these by context level; ``speechkit
@@ -100,6 +101,7 @@ class MeetingContext:
     enrollments: dict[str, list[Path]] = field(default_factory=dict)
     stable_labels: bool = False
     prior_speakers: dict[str, np.ndarray] = field(default_factory=dict)
+    expected_speakers: int | None = None
     terms: list[str] = field(default_factory=list)
     names: dict[str, list[str]] = field(default_factory=dict)  # canonical name -> nicknames
     lm_text: str = ""

@@ -90,6 +90,9 @@ class ContextBudget(StageOptions):
     [0, 1000000]: UTF-8 bytes of the notes context (the ``summarize`` stage's) for the system's
     own notes of earlier meetings (L2+), the roster, the digest of the emails and the meeting's
     title, kind and agenda (L3); never cut inside a character, the roster only by whole people.
+    ``invite_speaker_count``: at L3 the number of people a meeting invited (its manifest's
+    attendees) is the diarizer's speaker count; an invited person who never speaks then splits
+    another voice in two (false: the count is estimated, as at L1 and L2).
     """
 
     prompt_tokens: int = bounded(200, ge=0, le=100_000)
@@ -102,6 +105,7 @@ class ContextBudget(StageOptions):
     notes_roster_bytes: int = bounded(600, ge=0, le=1_000_000)
     notes_emails_bytes: int = bounded(1200, ge=0, le=1_000_000)
     notes_agenda_bytes: int = bounded(400, ge=0, le=1_000_000)
+    invite_speaker_count: bool = True
 
 
 @dataclass(frozen=True)

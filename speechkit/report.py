@@ -33,8 +33,8 @@ LEVELS = {
     1: "the meeting's audio alone.",
     2: "L1 plus the system's own outputs for the earlier meetings of the workspace (the words it was sure "
        "of, its speakers' voices and labels, its notes).",
-    3: "L2 plus the workspace's artifacts: the roster, voice enrollments, jargon, the meeting's agenda, and "
-       "the emails and slides dated up to the meeting.",
+    3: "L2 plus the workspace's artifacts: the roster, voice enrollments, jargon, the meeting's invite (its "
+       "size is the diarizer's speaker count) and agenda, and the emails and slides dated up to the meeting.",
 }
 #: Correction edits listed per meeting (run.json holds them all).
 MAX_EDITS = 10

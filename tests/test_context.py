@@ -8,6 +8,7 @@ import yaml
 from speechkit.context import PriorMeeting, artifact_terms, build_context, rare_words
 from speechkit.io.manifest import load_workspace
 from speechkit.recipe import ContextBudget
+from speechkit.stages.record import MeetingRecord
 from speechkit.transcript import Segment, Transcript, Word
 
 
@@ -71,6 +72,19 @@ def test_level3_adds_roster_enrollments_jargon_and_dated_artifacts(ws):
     assert "Priya Raman" in ctx.biasing.prompt and "pacs.008" in ctx.biasing.prompt
     assert "Dan" in ctx.biasing.hotwords
     assert "migrate pacs.008" in ctx.lm_text
+
+
+def test_the_invite_sets_the_speaker_count_at_level3_only(ws):
+    """m2 invites two people: at L3 the diarizer is told 2 (unless the recipe turns it off); a meeting
+    without attendees, and L1/L2, leave the count to the estimate."""
+    assert build_context(ws, ws.meetings[1], 3, _prior(), ContextBudget()).expected_speakers == 2
+    assert build_context(ws, ws.meetings[0], 3, [], ContextBudget()).expected_speakers is None
+    assert build_context(ws, ws.meetings[1], 2, _prior(), ContextBudget()).expected_speakers is None
+    off = ContextBudget(invite_speaker_count=False)
+    assert build_context(ws, ws.meetings[1], 3, _prior(), off).expected_speakers is None
+    l3 = build_context(ws, ws.meetings[1], 3, _prior(), ContextBudget())
+    assert MeetingRecord(ws.meetings[1].audio, l3).speaker_count == 2  # what the diarize stage is told
+    assert MeetingRecord(ws.meetings[1].audio, l3, num_speakers=5).speaker_count == 5  # a caller's count wins
 
 
 def test_context_never_reads_references_or_scorer_terms(ws):

@@ -11,7 +11,7 @@ from pyannote.core import Segment as Span
 from speechkit.stages import make_backend
 from speechkit.stages.diarize.embedding import Diarizer
 from speechkit.stages.diarize.embedders import make_embedder
-from speechkit.stages.identify import cosine_scores, enroll, identify
+from speechkit.stages.identify import CosineIdentifier, IdentifyOptions, cosine_scores, enroll, identify, voice_scores
 from speechkit.io.rttm import read_rttm
 
 SR = 16000
@@ -63,6 +63,33 @@ def test_earlier_meeting_centroids_keep_labels_stable():
     today = {"SPEAKER_00": unit(0.1, 1, 0), "SPEAKER_01": unit(1, 0.05, 0.1), "SPEAKER_02": unit(0, 0, 1)}
     assert identify(today, previous) == {"SPEAKER_00": "Speaker 2", "SPEAKER_01": "Speaker 1",
                                          "SPEAKER_02": None}
+
+
+def test_an_enrolled_persons_earlier_voice_counts_beside_the_enrollment():
+    """Ann's enrollment (clean clip) scores today's cluster 0.5, under the threshold; the voice the
+    system named Ann in an earlier meeting scores it 0.95: the better of the two names the cluster.
+    An earlier voice that is no enrolled person's (``Speaker 1``) is no column."""
+    enrollments = {"Ann": unit(1, 0, 0), "Bob": unit(0, 1, 0)}
+    earlier = {"Ann": unit(0.6, 0, 0.8), "Speaker 1": unit(0, 0, 1)}
+    today = {"S0": unit(0.5, 0, np.sqrt(0.75))}
+    scores = voice_scores(today, enrollments, earlier)
+    assert scores.shape == (1, 2) and scores[0, 0] == pytest.approx(0.993, abs=1e-3)
+    assert identify(today, enrollments, threshold=0.6) == {"S0": None}
+    assert identify(today, enrollments, threshold=0.6, earlier=earlier) == {"S0": "Ann"}
+
+
+def test_level3_names_from_enrollments_and_earlier_voices_together():
+    """The identifier at L3: Ann is named by her earlier voice, the other cluster keeps the label an
+    earlier meeting gave it, and a new voice gets a label no meeting used."""
+    class Embedder:
+        name, dim, match_threshold = "stub", 3, 0.6
+
+    identifier = CosineIdentifier(IdentifyOptions(normalization="none"), embedder=Embedder())
+    enrollments = {"Ann": unit(1, 0, 0)}
+    prior = {"Ann": unit(0.6, 0, 0.8), "Speaker 1": unit(0, 1, 0)}
+    today = {"S0": unit(0.5, 0, np.sqrt(0.75)), "S1": unit(0, 1, 0.05), "S2": unit(-1, 0, 0)}
+    assert identifier.name(today, enrollments, prior) == {"S0": "Ann", "S1": "Speaker 1", "S2": "Speaker 2"}
+    assert identifier.name(today, enrollments, None)["S0"] is None
 
 
 @pytest.fixture(scope="module")

@@ -60,10 +60,11 @@ class StageWorker:
         for index, meeting_id in zip(batch["job"], batch["meeting"]):
             job = self.jobs[int(index)]
             meeting = job.workspace.meeting(str(meeting_id))
-            context = MeetingContext()
-            if self.stage == "asr":  # only rows whose ASR context needs no earlier meeting come here
-                full = build_context(job.workspace, meeting, self.recipe.level, [], self.recipe.context)
-                context = MeetingContext(biasing=full.biasing)
+            # What this stage reads of the context; only rows whose ASR context needs no earlier
+            # meeting come here, and the invite's size needs none.
+            full = build_context(job.workspace, meeting, self.recipe.level, [], self.recipe.context)
+            context = (MeetingContext(biasing=full.biasing) if self.stage == "asr"
+                       else MeetingContext(expected_speakers=full.expected_speakers))
             cache = StageCache(job.cache_dir)
             record = self.cascade.record(meeting.audio, context, cache, session_id=meeting.id)
             for stage in dict.fromkeys(("vad", self.stage)):  # the stage reads the VAD's regions

@@ -8,11 +8,14 @@ or a label or name the system used in an earlier meeting, with that meeting's ce
 vector (L2: labels kept stable across meetings).
 
 The stage (:class:`IdentifyStage`) names each cluster of a meeting from what its context holds:
-persons by their voice enrollments (:attr:`MeetingContext.enrollments`, each person's clips
-embedded jointly by the diarization stage's embedder and cached); then, when the context asks for
-stable labels (:attr:`MeetingContext.stable_labels`, L2 and up), the names and labels the system
-gave voices in earlier meetings, by their centroids; clusters still unnamed get new labels
-``Speaker N`` that no earlier meeting used.
+persons by their voice prints (:attr:`MeetingContext.enrollments`, each person's clips embedded
+jointly by the diarization stage's embedder and cached, and, with stable labels, the centroid of
+the voice the system gave that person's name in earlier meetings: a cluster scores against a
+person by the better of the two, so a person named once keeps the name where the meeting's
+acoustics are nearer their earlier meetings' than their enrollment's); then, when the context asks
+for stable labels (:attr:`MeetingContext.stable_labels`, L2 and up), the other names and labels
+the system gave voices in earlier meetings, by their centroids; clusters still unnamed get new
+labels ``Speaker N`` that no earlier meeting used.
 """
 from __future__ import annotations
 
@@ -58,7 +61,8 @@ def cosine_scores(centroids: dict[str, np.ndarray],
 
 def identify(centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray],
              threshold: float = DEFAULT_THRESHOLD, normalization: str = "none",
-             cohort: np.ndarray | None = None) -> dict[str, str | None]:
+             cohort: np.ndarray | None = None,
+             earlier: Mapping[str, np.ndarray] | None = None) -> dict[str, str | None]:
     """The enrollment name given to each cluster label, or None where no voice matches.
 
     One-to-one: no two clusters get the same name (Hungarian assignment on the scores). A cluster
@@ -67,6 +71,8 @@ def identify(centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray
     similarity; ``snorm`` by s-normalised scores against ``cohort`` (default: the bundled
     impostor set when its dimension matches, plus the other enrollments;
     :mod:`speechkit.stages.cohort`), on which ``threshold`` is in standard deviations.
+    ``earlier``: enrolled persons' voices in earlier meetings, scored beside their enrollments
+    (:func:`voice_scores`).
     """
     from scipy.optimize import linear_sum_assignment
 
@@ -76,15 +82,34 @@ def identify(centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray
     out: dict[str, str | None] = dict.fromkeys(labels)
     if not labels or not names:
         return out
-    if normalization == "snorm":
-        scores = normalized_scores(centroids, enrollments, cohort_for(enrollments) if cohort is None else cohort)
-    else:
-        scores = cosine_scores(centroids, enrollments)
+    scores = voice_scores(centroids, enrollments, earlier or {}, normalization, cohort)
     rows, cols = linear_sum_assignment(scores, maximize=True)
     for r, c in zip(rows, cols):
         if scores[r, c] >= threshold:
             out[labels[r]] = names[c]
     return out
+
+
+def voice_scores(centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray],
+                 earlier: Mapping[str, np.ndarray], normalization: str = "none",
+                 cohort: np.ndarray | None = None) -> np.ndarray:
+    """Score of every centroid (rows) against every enrolled person (columns, ``enrollments``'
+    order): the better of its score against the enrollment and against ``earlier[name]`` (the
+    person's voice in earlier meetings) where there is one. With ``snorm`` an earlier voice is
+    normalised against the cohort plus every enrollment, the person's own included."""
+    def score(prints: dict[str, np.ndarray]) -> np.ndarray:
+        if normalization == "snorm":
+            return normalized_scores(centroids, prints, cohort_for(enrollments) if cohort is None else cohort)
+        return cosine_scores(centroids, prints)
+
+    scores = score(enrollments)
+    known = [name for name in enrollments if name in earlier]
+    if known:
+        both = score({**enrollments, **{f"{name} (earlier)": earlier[name] for name in known}})
+        for i, name in enumerate(known):
+            column = list(enrollments).index(name)
+            scores[:, column] = np.maximum(scores[:, column], both[:, len(enrollments) + i])
+    return scores
 
 
 # Measured on AMI excerpt pairs (docs/real-speech.md): speakers enrolled from >= 3 s of solo speech
@@ -166,7 +191,7 @@ class CosineIdentifier:
                             self.embedder.dim, self.embedder.name)
                 normalization, threshold = "none", float(self.embedder.match_threshold)
             names.update(identify(centroids, enrollments, threshold=threshold, normalization=normalization,
-                                  cohort=cohort))
+                                  cohort=cohort, earlier=prior or {}))
         if prior is None:
             return names
         taken = {n for n in names.values() if n}

@@ -27,8 +27,8 @@ class MeetingRecord:
 
     Inputs: ``audio`` (any format :mod:`speechkit.stages.audio` reads), ``channel`` (None: the
     mono mix), ``session_id`` (the transcript's session), ``context`` (what the context level
-    allows, :class:`speechkit.meeting_context.MeetingContext`), ``num_speakers`` (when known),
-    ``cache`` (stage results on disk).
+    allows, :class:`speechkit.meeting_context.MeetingContext`), ``num_speakers`` (when the caller
+    knows it; see :attr:`speaker_count`), ``cache`` (stage results on disk).
 
     ``results``: each stage's result by stage name, filled in cascade order (read them with
     :meth:`result` or the typed accessors: :attr:`speech`, :attr:`recognition`,
@@ -55,6 +55,12 @@ class MeetingRecord:
     def audio_key(self) -> str:
         """The identity of the input signal: the file's content hash and the channel."""
         return digest(file_digest(self.audio), self.channel)
+
+    @property
+    def speaker_count(self) -> int | None:
+        """The number of speakers the diarizer is told: ``num_speakers`` when given, else the
+        context's ``expected_speakers`` (L3: the size of the meeting's invite), else None (estimated)."""
+        return self.num_speakers if self.num_speakers is not None else self.context.expected_speakers
 
     def result(self, stage: str) -> Any:
         """The result of an earlier stage; raises if that stage has not run on this record."""

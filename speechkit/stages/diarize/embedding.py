@@ -153,7 +153,7 @@ class Diarizer:
                 audio, [(s - start, e - start) for s, e in block_windows],
                 level_dbfs=speech_result.level_dbfs))
         return self.from_embeddings(np.concatenate(embeddings), [w for *_, ws in blocks for w in ws],
-                                    speech, num_speakers=record.num_speakers)
+                                    speech, num_speakers=record.speaker_count)
 
     def __call__(self, audio: np.ndarray, speech: list[tuple[float, float]],
                  num_speakers: int | None = None, sample_rate: int = SAMPLE_RATE) -> Diarization:

@@ -113,7 +113,7 @@ class PyannoteDiarizer:
     def diarize(self, record: MeetingRecord) -> Diarization:
         """The pipeline's diarization of the whole recording."""
         audio = load_audio(record.audio, channel=record.channel)
-        return self(audio, num_speakers=record.num_speakers)
+        return self(audio, num_speakers=record.speaker_count)
 
     def _load(self) -> Any:
         try:
