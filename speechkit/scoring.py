@@ -183,7 +183,8 @@ def _score_one(pair: MeetingPair, people: Mapping[str, Person], terms: TermSet |
     m = _Meeting(pair, _missing_inputs(pair, terms))
     ref, hyp = pair.reference, pair.hypothesis
     m.mark_missing(TRANSCRIPT_METRICS)
-    ref_text, hyp_text = normalized_text(ref), normalized_text(hyp)  # each segment normalised once for every metric
+    if "wer" not in m.reasons or "term_recall" not in m.reasons:  # both have both transcripts' words
+        ref_text, hyp_text = normalized_text(ref), normalized_text(hyp)  # each segment normalised once
     if "wer" not in m.reasons:
         wer = align_words(ref_text, hyp_text)
         m.set("wer", wer.ratio)
