@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from speechkit.metrics.bootstrap import Ratio
-from speechkit.metrics.normalize import segment_words
+from speechkit.metrics.normalize import words_in_time_order
 from speechkit.metrics.word_alignment import EditCounts, WordStream, distance, edit_counts
 from speechkit.transcript import Segment, Transcript
 
@@ -63,9 +63,7 @@ def _streams(transcript: Transcript, vocabulary: dict[str, int], times: Literal[
     proportion to its words' lengths) or ``"points"`` (the spans' centres, widened by ``collar``
     seconds on each side when it is positive). The arithmetic is meeteval's, to the last bit.
     """
-    all_segments, all_words = transcript.segments, segment_words(transcript)
-    order = sorted(range(len(all_segments)), key=lambda k: all_segments[k].start)  # stable, as meeteval sorts
-    segments, words = [all_segments[k] for k in order], [all_words[k] for k in order]
+    segments, words = words_in_time_order(transcript)
     flat = list(chain.from_iterable(words))
     for w in dict.fromkeys(flat):
         vocabulary.setdefault(w, len(vocabulary))

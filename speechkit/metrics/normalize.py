@@ -17,7 +17,7 @@ from itertools import chain
 
 from whisper_normalizer.english import EnglishTextNormalizer
 
-from speechkit.transcript import Transcript
+from speechkit.transcript import Segment, Transcript
 
 NORMALIZER_NAME = f"whisper_normalizer.english.EnglishTextNormalizer (whisper-normalizer {version('whisper-normalizer')})"
 
@@ -58,6 +58,14 @@ def _segment_words(texts: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
         if text not in words:
             words[text] = tuple(normalize(text).split())
     return tuple(words[text] for text in texts)
+
+
+def words_in_time_order(transcript: Transcript) -> tuple[list[Segment], list[tuple[str, ...]]]:
+    """``transcript``'s segments in start-time order (stable, as meeteval sorts) and their normalised
+    words (:func:`segment_words`), the order in which cpWER and the per-speaker split concatenate them."""
+    segments, words = transcript.segments, segment_words(transcript)
+    order = sorted(range(len(segments)), key=lambda k: segments[k].start)
+    return [segments[k] for k in order], [words[k] for k in order]
 
 
 def normalized_text(transcript: Transcript) -> str:

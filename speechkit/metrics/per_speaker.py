@@ -16,16 +16,15 @@ from typing import Any
 import jiwer
 
 from speechkit.metrics.diarization import speech_seconds
-from speechkit.metrics.normalize import segment_words
+from speechkit.metrics.normalize import words_in_time_order
 from speechkit.transcript import Transcript
 
 
 def _speaker_words(transcript: Transcript) -> dict[str, list[str]]:
     """Each speaker's normalised words, segments in start-time order (as meeteval concatenates them)."""
-    words, segments = segment_words(transcript), transcript.segments
     out: dict[str, list[str]] = defaultdict(list)
-    for k in sorted(range(len(segments)), key=lambda k: segments[k].start):
-        out[segments[k].speaker].extend(words[k])
+    for segment, words in zip(*words_in_time_order(transcript)):
+        out[segment.speaker].extend(words)
     return out
 
 
