@@ -559,6 +559,18 @@ def test_export_import_export_keeps_numbers_as_written(tmp_path, realdata):
     assert '"min_seconds": 1,' in gzip.decompress(again.read_bytes()).decode()
 
 
+def _catches_sigint(pid: int) -> bool:
+    """Whether process ``pid`` has a handler for SIGINT (bit 2 of SigCgt in /proc/PID/status)."""
+    import signal
+
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = next(line for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(caught.split()[1], 16) >> (signal.SIGINT - 1) & 1)
+
+
 def test_a_run_started_with_sigint_ignored_still_stops_on_ctrl_c(tmp_path):
     """A background job of a script inherits SIGINT ignored; `speechkit run` must still stop on it."""
     import signal
@@ -567,7 +579,11 @@ def test_a_run_started_with_sigint_ignored_still_stops_on_ctrl_c(tmp_path):
     child = subprocess.Popen([*PYTHON, "run", "l1", "--workspace", str(ws), "--out", str(tmp_path / "r")],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
-    time.sleep(3)  # loading the models: long before the run could end
+    # Interrupt as soon as the command has taken SIGINT back (before it loads any model): a fixed
+    # sleep raced the run, which ends within 3 s on a fast machine now that the cascade has no torch
+    deadline = time.monotonic() + 60
+    while not _catches_sigint(child.pid) and child.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=120)
     # 130, or ended by the signal itself once its handler ran (what a shell expects of an interrupted job)
