@@ -171,12 +171,39 @@ def test_clip_plan_packs_regions_and_cuts_long_ones_at_pauses() -> None:
     rng = np.random.default_rng(0)
     audio = rng.normal(0, 0.1, 16000 * 80).astype(np.float32)
     audio[int(35.0 * 16000):int(35.3 * 16000)] = 0.0  # a pause inside a 70 s region
-    clips = plan_clips(audio, [(1.0, 3.0), (4.0, 9.0), (9.5, 79.0)], max_clip_s=30.0)
+    regions = [(1.0, 3.0), (4.0, 9.0), (9.5, 79.0)]
+    clips = plan_clips(audio, regions, max_clip_s=30.0, join_neighbours=True)
     assert clips[0] == (1.0, 9.0)  # neighbours share a clip
     assert clips[1] == pytest.approx((9.5, 35.0))  # cut at the pause, not at 39.5
     assert all(e - s <= 30.0 for s, e in clips)
     assert clips[-1][1] == 79.0
     assert all(a[1] == b[0] for a, b in zip(clips[1:], clips[2:]))  # the long region is covered
+    # for batched decoding each region is a clip: the pauses between regions are not decoded
+    apart = plan_clips(audio, regions, max_clip_s=30.0)
+    assert apart[:2] == [(1.0, 3.0), (4.0, 9.0)] and apart[2:] == clips[1:]
+    assert plan_clips(audio, [(1.0, 3.0), (3.0, 5.0)], max_clip_s=30.0) == [(1.0, 5.0)]  # touching: no pause
+
+
+def test_batched_windows_hold_no_pause_between_speech_regions(tiny, realdata: Path, monkeypatch) -> None:
+    """Two speech regions 20 s apart: the batched decoder gets their samples end to end (one
+    window of 8 s, not 28 s), and each word keeps its time in the recording."""
+    import faster_whisper
+    audio = load_audio(realdata / "faster-whisper" / "jfk.flac")
+    gap = np.zeros(16000 * 20, dtype=np.float32)
+    both = np.concatenate([audio[:16000 * 4], gap, audio[16000 * 4:16000 * 8]])
+    seen: list[float] = []
+    transcribe = faster_whisper.BatchedInferencePipeline.transcribe
+
+    def spy(self, joined, *args, **kwargs):
+        seen.append(len(joined) / 16000)
+        return transcribe(self, joined, *args, **kwargs)
+
+    monkeypatch.setattr(faster_whisper.BatchedInferencePipeline, "transcribe", spy)
+    segments = tiny[8].transcribe(both, [(0.0, 4.0), (24.0, 28.0)])
+    assert seen == [pytest.approx(8.0)]
+    words = [w for s in segments for w in s.words]
+    assert words[0].start < 1.0 and words[-1].end > 24.0
+    assert not [w for w in words if 4.2 < w.start < 23.8]  # nothing in the pause
 
 
 def test_unknown_model_says_how_to_get_one(monkeypatch, tmp_path: Path) -> None:

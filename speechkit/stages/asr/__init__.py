@@ -76,7 +76,9 @@ class AsrStage(BackendStage[Recognition]):
     """Words of a recording's speech regions, block by block, biased by the meeting's context."""
 
     name = "asr"
-    version = 2  # 2: word pieces joined ("$45" ",000" -> "$45,000"); L2 verifies only windows with a hot word
+    # 2: word pieces joined ("$45" ",000" -> "$45,000"); L2 verifies only windows with a hot word
+    # 3: batched decoding leaves the pauses between speech regions out of its windows
+    version = 3
     reads = ("vad",)
     reads_audio = True
     stored = True

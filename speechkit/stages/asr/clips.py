@@ -1,7 +1,8 @@
 """Clip planning for window-by-window decoders: speech regions into clips, clips into windows.
 
 :func:`plan_clips` cuts the speech regions of a recording into clips of at most ``max_clip_s``
-seconds (neighbours share a clip, a long region is cut at a pause); :func:`pack_clips` groups
+seconds (a long region is cut at a pause; neighbours share a clip, with the pause between them,
+only where asked); :func:`pack_clips` groups
 the clips into windows of at most ``max_clip_s`` seconds of audio together, and
 :func:`join_clips` lays each window's clips end to end, so that a decoder with a fixed input
 length (Whisper: 30 s) runs its encoder once per window, not once per clip. :func:`span_index`
@@ -20,11 +21,15 @@ Piece = tuple[float, float, float]
 
 
 def plan_clips(audio: np.ndarray, speech: list[tuple[float, float]], max_clip_s: float = 30.0,
-               sample_rate: int = SAMPLE_RATE) -> list[tuple[float, float]]:
-    """Pack speech regions into clips of at most ``max_clip_s`` seconds for batched decoding.
+               join_neighbours: bool = False, sample_rate: int = SAMPLE_RATE) -> list[tuple[float, float]]:
+    """The speech regions as clips of at most ``max_clip_s`` seconds: a longer region is cut at
+    its quietest 100 ms in the last third of each window.
 
-    Neighbouring regions share a clip while the clip spans at most ``max_clip_s``; a longer
-    region is cut at its quietest 100 ms in the last third of each window.
+    ``join_neighbours``: neighbouring regions share a clip, the pause between them included,
+    while the clip spans at most ``max_clip_s`` (for a decoder that runs once per clip). Without
+    it only regions that touch share a clip, and :func:`join_clips` lays the clips end to end: a
+    pause is not decoded (it costs encoder windows, and noise in it can make the decoder write
+    words).
     """
     duration = len(audio) / sample_rate
     pieces: list[tuple[float, float]] = []
@@ -37,7 +42,7 @@ def plan_clips(audio: np.ndarray, speech: list[tuple[float, float]], max_clip_s:
             pieces.append((start, end))
     clips: list[tuple[float, float]] = []
     for start, end in pieces:
-        if clips and end - clips[-1][0] <= max_clip_s:
+        if clips and end - clips[-1][0] <= max_clip_s and (join_neighbours or start <= clips[-1][1]):
             clips[-1] = (clips[-1][0], end)
         else:
             clips.append((start, end))

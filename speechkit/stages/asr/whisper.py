@@ -4,7 +4,8 @@ Models are resolved through :mod:`speechkit.registry` (``tiny.en``, ``base``, ``
 ... or a folder of CTranslate2 files) and loaded once per process (:func:`load_model`; every
 ``WhisperModel`` speechkit makes, the benchmark's included, comes from :func:`new_model`). With
 ``batch_size > 1`` the speech regions are cut into clips of at most 30 s
-(:func:`~speechkit.stages.asr.clips.plan_clips`), the clips are packed end to end into windows
+(:func:`~speechkit.stages.asr.clips.plan_clips`; the pauses between regions are left out), the
+clips are packed end to end into windows
 of at most 30 s (:func:`~speechkit.stages.asr.clips.pack_clips`: the encoder runs once per
 window, not once per clip) and the windows are decoded in batches by
 ``BatchedInferencePipeline``; with ``batch_size == 1`` ``WhisperModel.transcribe`` decodes the
@@ -169,7 +170,8 @@ class WhisperRecognizer:
 
         ``speech`` limits decoding to those regions (seconds); ``None`` lets faster-whisper's
         Silero VAD find them; an empty list means there is nothing to decode. The regions are
-        cut into clips of at most ``max_clip_s`` (:func:`~speechkit.stages.asr.clips.plan_clips`);
+        cut into clips of at most ``max_clip_s`` (:func:`~speechkit.stages.asr.clips.plan_clips`;
+        the sequential path lets neighbours share a clip);
         the batched path packs them into windows (:func:`~speechkit.stages.asr.clips.pack_clips`),
         the sequential path decodes clip after clip. Every window (a clip, on the sequential path)
         then goes through the loop and hallucination control described in :class:`WhisperOptions`.
@@ -190,7 +192,9 @@ class WhisperRecognizer:
         if speech is None:
             speech = detect_speech(audio)
         speech = sorted(speech)
-        clips = plan_clips(audio, speech, self.options.max_clip_s)
+        # batched: each region its own clip, packed into windows without the pauses; sequential:
+        # every clip costs a 30 s encoder pass, so neighbours share one, pause included
+        clips = plan_clips(audio, speech, self.options.max_clip_s, join_neighbours=self.options.batch_size == 1)
         if not clips:
             return []
         prompt, hotwords = self.fit_biasing(biasing)
