@@ -21,8 +21,11 @@ Ray executor and the benchmark do.
 """
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,7 @@ from speechkit.meeting_context import MeetingContext
 from speechkit.notes import Notes
 from speechkit.recipe import Recipe
 from speechkit.stages import STAGES, Stage, build_stage, stage_key
-from speechkit.stages.record import MeetingRecord
+from speechkit.stages.record import MeetingRecord, seconds_in_this_thread
 from speechkit.transcript import Transcript
 
 
@@ -106,9 +109,40 @@ class Cascade:
             num_speakers: int | None = None, channel: int | None = None) -> CascadeResult:
         """Run every stage on one recording with the given context."""
         record = self.record(audio_path, context, cache, session_id, num_speakers, channel)
-        for name in self.stage_names:
-            self.run_stage(name, record)
+        self.run_stages(record)
         return CascadeResult.from_record(record)
+
+    def run_stages(self, record: MeetingRecord) -> None:
+        """Run every stage on ``record``, in order on this thread, except that while a stage runs,
+        the later stages that read neither it nor a stage waiting for it run beside it on a helper
+        thread (:meth:`beside`: diarization and identification beside the ASR, on the cores its
+        decoding leaves idle). Each stage reads only finished results, so the results are those
+        of running the stages one after another; the stage timings then overlap."""
+        pending = self.stage_names
+        while pending:
+            name = pending.pop(0)
+            side = self.beside(name, pending)
+            pending = [n for n in pending if n not in side]
+            helper = _Helper([partial(self.run_stage, n, record) for n in side]) if side else None
+            try:
+                self.run_stage(name, record)
+            except Exception:
+                if helper is not None:
+                    helper.join()  # its stages finish (or fail) before the error is reported
+                raise
+            if helper is not None:
+                helper.result()
+
+    def beside(self, name: str, later: list[str]) -> list[str]:
+        """The stages of ``later`` (in cascade order) that read neither stage ``name`` nor, through
+        the stages they read, any stage of ``later`` that does: they can run while ``name`` runs."""
+        waiting, side = {name}, []
+        for other in later:
+            if waiting.intersection(self.stage(other).reads):
+                waiting.add(other)
+            else:
+                side.append(other)
+        return side
 
     def run_stage(self, name: str, record: MeetingRecord) -> Any:
         """Run one stage on ``record`` (whose earlier results it reads): key its result, take a
@@ -116,7 +150,7 @@ class Cascade:
         stored), and put it on the record. ``record.timings[name]`` gets the seconds it took,
         less the audio decoding it did (counted under ``audio``)."""
         stage = self.stage(name)
-        audio_before = record.timings.get("audio", 0.0)
+        audio_before = seconds_in_this_thread("audio")
         started = time.perf_counter()
         key = stage_key(stage, record)
         if stage.stored:
@@ -124,8 +158,31 @@ class Cascade:
                 record.cache.get_or_compute(name, key, lambda: stage.run(record).to_dict()))
         else:
             result = stage.run(record)
-        elapsed = time.perf_counter() - started - (record.timings.get("audio", 0.0) - audio_before)
-        record.timings[name] = record.timings.get(name, 0.0) + elapsed
+        elapsed = time.perf_counter() - started - (seconds_in_this_thread("audio") - audio_before)
+        record.add_time(name, elapsed)
         record.keys[name] = key
         record.results[name] = result
         return result
+
+
+class _Helper(threading.Thread):
+    """Calls run one after another on a daemon thread, started at once (a Ctrl-C, which the
+    main thread gets, does not wait for them); :meth:`result` waits and re-raises what they raised."""
+
+    def __init__(self, calls: list[Callable[[], Any]]) -> None:
+        super().__init__(name="speechkit-stages-beside", daemon=True)
+        self.calls = calls
+        self.error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        try:
+            for call in self.calls:
+                call()
+        except BaseException as exc:  # re-raised on the main thread by result()
+            self.error = exc
+
+    def result(self) -> None:
+        self.join()
+        if self.error is not None:
+            raise self.error

@@ -104,3 +104,51 @@ def test_identify_gets_the_diarization_stage_it_reads(cascade):
 def test_a_stage_whose_input_stage_is_missing_is_refused():
     with pytest.raises(ValueError, match="reads diarize, which does not run before it"):
         build_stage(parse_stage("identify", None), "cpu", {})
+
+
+def test_diarization_and_identification_run_beside_the_asr_and_nothing_else_does(cascade):
+    later = cascade.stage_names[1:]
+    assert cascade.beside("vad", later) == []  # every stage reads the speech regions
+    assert cascade.beside("asr", later[1:]) == ["diarize", "identify"]
+    assert cascade.beside("diarize", ["attribute", "identify", "correct"]) == []
+
+
+def test_stages_run_side_by_side_give_the_results_of_running_them_in_order(workspace, records, cascade):
+    """The ASR runs on this thread while diarization and identification run on a helper thread;
+    every result and key equals the one-after-another run's (fresh computation, no cache)."""
+    import threading
+
+    meeting = workspace.scored_meetings[0]
+    first = records[meeting.id]
+    threads: dict[str, str] = {}
+    run_stage = cascade.run_stage
+
+    def spy(name, record):
+        threads[name] = threading.current_thread().name
+        return run_stage(name, record)
+
+    cascade.run_stage = spy
+    try:
+        record = cascade.record(meeting.audio, first.context, StageCache(None), session_id=meeting.id)
+        cascade.run_stages(record)
+    finally:
+        del cascade.run_stage
+    assert record.keys == first.keys and record.transcript() == first.transcript()
+    assert record.diarization.turns == first.diarization.turns and record.names == first.names
+    main = threading.current_thread().name
+    assert {n for n, t in threads.items() if t != main} == {"diarize", "identify"}, threads
+    assert set(record.timings) >= set(cascade.stage_names) | {"audio"}
+
+
+def test_an_error_of_a_stage_run_beside_another_is_raised_by_the_run(workspace, cascade, monkeypatch):
+    meeting = workspace.scored_meetings[0]
+    diarize = cascade.stage("diarize")
+
+    def broken(record):
+        raise ValueError("the diarizer failed")
+
+    monkeypatch.setattr(diarize, "run", broken)
+    record = cascade.record(meeting.audio, None, StageCache(None), session_id=meeting.id)
+    with pytest.raises(ValueError, match="the diarizer failed"):
+        cascade.run_stages(record)
+    assert "diarize" not in record.results and "attribute" not in record.results

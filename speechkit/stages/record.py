@@ -1,6 +1,7 @@
 """The per-meeting record that every stage reads from and the cascade writes results into."""
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -117,14 +118,23 @@ class MeetingRecord:
         correction = self.correction
         return correction.transcript if correction is not None else self.named_transcript()
 
+    def add_time(self, stage: str, seconds: float) -> None:
+        """Add ``seconds`` to ``timings[stage]`` (stages may run on two threads at once)."""
+        with _TIMINGS_LOCK:
+            self.timings[stage] = self.timings.get(stage, 0.0) + seconds
+
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:
-        """Add the seconds spent in the block to ``timings[stage]``."""
+        """Add the seconds spent in the block to ``timings[stage]`` (and to this thread's count,
+        :func:`seconds_in_this_thread`)."""
         t0 = time.perf_counter()
         try:
             yield
         finally:
-            self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - t0
+            seconds = time.perf_counter() - t0
+            self.add_time(stage, seconds)
+            spent = _THIS_THREAD.__dict__.setdefault("seconds", {})
+            spent[stage] = spent.get(stage, 0.0) + seconds
 
     def timed_iter(self, stage: str, items: Iterable[Any]) -> Iterator[Any]:
         """``items``, adding the seconds spent producing each to ``timings[stage]``."""
@@ -138,3 +148,11 @@ class MeetingRecord:
 
 
 _END = object()
+_TIMINGS_LOCK = threading.Lock()
+_THIS_THREAD = threading.local()
+
+
+def seconds_in_this_thread(stage: str) -> float:
+    """Seconds this thread has spent so far in :meth:`MeetingRecord.timed` blocks of ``stage``
+    (any record): what the cascade subtracts from a stage's time for its audio decoding."""
+    return _THIS_THREAD.__dict__.get("seconds", {}).get(stage, 0.0)
