@@ -66,3 +66,52 @@ def test_name_segments():
     named = name_segments(segs, {"SPEAKER_00": "Ann Lee", "SPEAKER_01": None})
     assert [s.speaker_name for s in named] == ["Ann Lee", None, None]
     assert [s.speaker for s in named] == ["SPEAKER_00", "SPEAKER_01", "SPEAKER_02"]
+
+
+# A change of speaker placed inside a sentence by the turns (their edges are 0.75 s apart).
+SENTENCES = words(("we", 0.2, 0.4), ("ship", 0.5, 0.8), ("friday.", 0.9, 1.4), ("sounds", 1.6, 1.9),
+                  ("good.", 2.0, 2.4), ("then", 2.6, 2.8), ("done.", 2.9, 3.3))
+
+
+def speakers_of(out: list[Segment]) -> list[tuple[str, str]]:
+    return [(s.speaker, s.text) for s in out]
+
+
+def test_a_change_inside_a_sentence_moves_to_the_sentence_end_nearby():
+    asr = Segment.from_words(SENTENCES, speaker="")
+    late = [Segment(0.0, 1.95, "A"), Segment(1.95, 4.0, "B")]  # 'sounds' went to A
+    assert speakers_of(attribute_words([asr], late)) == [("A", "we ship friday. sounds"), ("B", "good. then done.")]
+    assert speakers_of(attribute_words([asr], late, sentence_snap_s=1.0)) == [
+        ("A", "we ship friday."), ("B", "sounds good. then done.")]
+    early = [Segment(0.0, 0.85, "A"), Segment(0.85, 4.0, "B")]  # 'friday.' went to B
+    assert speakers_of(attribute_words([asr], early, sentence_snap_s=1.0)) == [
+        ("A", "we ship friday."), ("B", "sounds good. then done.")]
+
+
+def test_a_change_stays_at_a_sentence_end_or_where_no_sentence_end_is_near():
+    asr = Segment.from_words(SENTENCES, speaker="")
+    at_end = [Segment(0.0, 1.5, "A"), Segment(1.5, 4.0, "B")]
+    assert speakers_of(attribute_words([asr], at_end, sentence_snap_s=1.0)) == [
+        ("A", "we ship friday."), ("B", "sounds good. then done.")]
+    late = [Segment(0.0, 1.95, "A"), Segment(1.95, 4.0, "B")]
+    # 'friday.' ends 0.5 s before 'sounds': out of reach at 0.4 s
+    assert speakers_of(attribute_words([asr], late, sentence_snap_s=0.4))[0] == ("A", "we ship friday. sounds")
+    plain = Segment.from_words(words(("we", 0.2, 0.4), ("ship", 0.5, 0.8), ("friday", 0.9, 1.4),
+                                     ("sounds", 1.6, 1.9), ("good", 2.0, 2.4)), speaker="")
+    assert speakers_of(attribute_words([plain], late, sentence_snap_s=1.0)) == [
+        ("A", "we ship friday sounds"), ("B", "good")]  # no sentence end: nothing to move to
+
+
+def test_a_change_does_not_move_across_another_change_and_a_flicker_inside_a_sentence_goes():
+    asr = Segment.from_words(SENTENCES, speaker="")
+    # the turns give A 'we', B 'ship', C from 'friday.': the change after 'we' cannot reach the
+    # sentence end without passing over B's and C's words; the change after 'ship' moves on to it
+    turns = [Segment(0.0, 0.45, "A"), Segment(0.45, 0.85, "B"), Segment(0.85, 4.0, "C")]
+    assert speakers_of(attribute_words([asr], turns, sentence_snap_s=1.0)) == [
+        ("A", "we"), ("B", "ship friday."), ("C", "sounds good. then done.")]
+    # the turns give A 'we ship', B 'friday. sounds', C from 'good.': the first change moves on to
+    # 'friday.', which leaves B only 'sounds' inside C's sentence; the second change moves back
+    # to 'friday.' too, and B's flicker is gone
+    turns = [Segment(0.0, 0.85, "A"), Segment(0.85, 1.95, "B"), Segment(1.95, 4.0, "C")]
+    assert speakers_of(attribute_words([asr], turns, sentence_snap_s=1.0)) == [
+        ("A", "we ship friday."), ("C", "sounds good. then done.")]

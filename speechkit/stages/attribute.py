@@ -4,6 +4,12 @@ ASR segments come without speakers (or with one per segment); diarization turns 
 words. :func:`attribute_words` gives every word the speaker of the turn it overlaps most in time
 and splits ASR segments where the speaker changes; :func:`speechkit.transcript.name_segments` then
 sets the names that identification found.
+
+The diarization's turns are only as sharp as its embedding windows (0.75 s apart), so a change
+of speaker often lands a word or two beside the true one, inside a sentence. A change inside a
+sentence therefore moves to the nearest sentence end of the same ASR segment (a word the
+recognizer ended with ``.``, ``?`` or ``!``), at most :data:`SNAP_WORDS` words and
+``sentence_snap_s`` seconds away (:func:`snap_to_sentence_ends`).
 """
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from speechkit.stages import BackendStage, Stage, StageSpec
-from speechkit.stages.options import StageOptions
+from speechkit.stages.options import StageOptions, bounded
 from speechkit.stages.record import MeetingRecord
 from speechkit.transcript import Segment, Word
 
@@ -32,15 +38,17 @@ def _best_turns(starts: np.ndarray, ends: np.ndarray, turn_starts: np.ndarray,
     return best
 
 
-def attribute_words(segments: list[Segment], turns: list[Segment]) -> list[Segment]:
+def attribute_words(segments: list[Segment], turns: list[Segment], sentence_snap_s: float = 0.0) -> list[Segment]:
     """ASR ``segments`` re-cut into single-speaker segments carrying the turns' speakers.
 
     Each timed word takes the speaker (and speaker name) of the turn it overlaps most, or of the
     nearest turn if it overlaps none; a word without times takes its predecessor's speaker (its
-    successor's at the start of a segment). Consecutive words of one ASR segment with the same
-    speaker form one output segment, so a segment spanning a speaker change is split there.
-    A segment without timed words is attributed as a whole by its own span; a segment that keeps
-    one speaker keeps its bounds. With no turns, the segments come back unchanged.
+    successor's at the start of a segment). With ``sentence_snap_s`` > 0 a change of speaker
+    inside a sentence then moves to a sentence end nearby (:func:`snap_to_sentence_ends`).
+    Consecutive words of one ASR segment with the same speaker form one output segment, so a
+    segment spanning a speaker change is split there. A segment without timed words is
+    attributed as a whole by its own span; a segment that keeps one speaker keeps its bounds.
+    With no turns, the segments come back unchanged.
     """
     if not turns:
         return list(segments)
@@ -64,8 +72,54 @@ def attribute_words(segments: list[Segment], turns: list[Segment]) -> list[Segme
         for i in range(len(owner)):
             if owner[i] < 0:
                 owner[i] = owner[i - 1] if i > 0 else first
+        if sentence_snap_s > 0:
+            owner = snap_to_sentence_ends(seg.words, owner, sentence_snap_s)
         out.extend(_regroup(seg, owner, turns))
     return out
+
+
+#: How many words a change of speaker may move to reach a sentence end.
+SNAP_WORDS = 3
+_SENTENCE_ENDS = (".", "?", "!")
+
+
+def snap_to_sentence_ends(words: tuple[Word, ...], owner: list[int], max_shift_s: float) -> list[int]:
+    """``owner`` (a speaker per word of one ASR segment) with each change of speaker that falls
+    inside a sentence moved to the nearest sentence end (a word ending in ``.``, ``?`` or ``!``)
+    at most :data:`SNAP_WORDS` words and ``max_shift_s`` seconds (between the two words' ends)
+    away, before the segment's last word and with no other change in between; the words passed
+    over take the speaker of the side they join. Nearest in words first, earlier on a tie. A
+    speaker's run of words inside a sentence that this leaves empty (a word or two between two
+    changes) was a flicker of the turns and goes to its neighbours."""
+    owner = list(owner)
+    n = len(owner)
+    i = 0
+    while i < n - 1:
+        before, after = owner[i], owner[i + 1]
+        if before == after or _ends_sentence(words[i]) or words[i].end is None:
+            i += 1
+            continue
+        end = words[i].end
+        target = None
+        for j in sorted(range(max(0, i - SNAP_WORDS), min(n - 1, i + SNAP_WORDS + 1)), key=lambda j: (abs(j - i), j)):
+            moved = owner[j + 1:i + 1] if j < i else owner[i + 1:j + 1]  # all of one side
+            if (j != i and _ends_sentence(words[j]) and words[j].end is not None
+                    and abs(words[j].end - end) <= max_shift_s and len(set(moved)) == 1):
+                target = j
+                break
+        if target is None:
+            i += 1
+            continue
+        if target < i:
+            owner[target + 1:i + 1] = [after] * (i - target)
+        else:
+            owner[i + 1:target + 1] = [before] * (target - i)
+        i = max(i, target) + 1
+    return owner
+
+
+def _ends_sentence(word: Word) -> bool:
+    return word.text.endswith(_SENTENCE_ENDS)
 
 
 def _regroup(seg: Segment, owner: list[int], turns: list[Segment]) -> list[Segment]:
@@ -93,7 +147,14 @@ def _regroup(seg: Segment, owner: list[int], turns: list[Segment]) -> list[Segme
 
 @dataclass(frozen=True)
 class AttributeOptions(StageOptions):
-    """The attribution stage has no options: each word goes to the turn it overlaps most."""
+    """Options of word attribution: each word goes to the turn it overlaps most.
+
+    ``sentence_snap_s``: a change of speaker inside a sentence moves to the nearest sentence end
+    of the same ASR segment at most this many seconds (and :data:`SNAP_WORDS` words) away; 0:
+    changes stay where the turns put them.
+    """
+
+    sentence_snap_s: float = bounded(1.0, ge=0.0, le=10.0)
 
 
 class WordAttributor:
@@ -105,7 +166,7 @@ class WordAttributor:
         self.options = options or AttributeOptions()
 
     def __call__(self, segments: list[Segment], turns: list[Segment]) -> list[Segment]:
-        return attribute_words(segments, turns) if turns else segments
+        return attribute_words(segments, turns, self.options.sentence_snap_s) if turns else segments
 
 
 BACKENDS = {"overlap": "speechkit.stages.attribute:WordAttributor"}
@@ -122,6 +183,7 @@ class AttributeStage(BackendStage[list[Segment]]):
 
     name = "attribute"
     reads = ("asr", "diarize")
+    version = 2  # 2: a change of speaker inside a sentence moves to a sentence end nearby
 
     def run(self, record: MeetingRecord) -> list[Segment]:
         return self.backend(record.recognition, record.diarization.turns)
