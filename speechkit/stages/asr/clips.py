@@ -79,17 +79,17 @@ def pack_clips(clips: list[tuple[float, float]], max_clip_s: float = 30.0) -> li
     return windows
 
 
-def join_clips(audio: np.ndarray, clips: list[tuple[float, float]], windows: list[list[int]],
+def join_clips(audio: np.ndarray, windows: list[list[tuple[float, float]]],
                sample_rate: int = SAMPLE_RATE) -> tuple[np.ndarray, list[dict[str, float]], list[Piece]]:
-    """The clips' samples laid end to end window by window, the windows' spans in that joined
-    audio (``{"start", "end"}`` in seconds, faster-whisper's ``clip_timestamps``) and where each
-    clip went (in joined-audio order)."""
+    """The samples of each window's clips laid end to end, window after window, the windows'
+    spans in that joined audio (``{"start", "end"}`` in seconds, faster-whisper's
+    ``clip_timestamps``) and where each clip went (in joined-audio order)."""
     parts, spans, pieces = [], [], []
     at = 0
     for window in windows:
         first = at
-        for i in window:
-            a, b = round(clips[i][0] * sample_rate), round(clips[i][1] * sample_rate)
+        for start, end in window:
+            a, b = round(start * sample_rate), round(end * sample_rate)
             parts.append(audio[a:b])
             pieces.append((at / sample_rate, (at + b - a) / sample_rate, a / sample_rate))
             at += b - a

@@ -230,10 +230,7 @@ class WhisperRecognizer:
             return self._decode_clips(audio, [clip for window in windows for clip in window],
                                       self.options.temperatures[0], biased, self.options.condition_on_previous_text)
         from faster_whisper import BatchedInferencePipeline
-        clips = [clip for window in windows for clip in window]
-        bounds = np.cumsum([0] + [len(window) for window in windows])
-        packing = [list(range(a, b)) for a, b in zip(bounds, bounds[1:])]
-        joined, spans, pieces = join_clips(audio, clips, packing)
+        joined, spans, pieces = join_clips(audio, windows)
         decoded, _ = BatchedInferencePipeline(self._model(self.options.temperatures[0])).transcribe(
             joined, batch_size=self.options.batch_size, clip_timestamps=spans, temperature=self.options.temperatures[0],
             **self._common(biased))
