@@ -1,5 +1,9 @@
-"""Device selection shared by every stage: ``auto`` picks CUDA when there is a GPU."""
+"""Device selection shared by every stage: ``auto`` picks CUDA when there is a GPU; and the
+one-thread CPU onnxruntime session that the small ONNX models (Silero, Resemblyzer, Piper) run in."""
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 from speechkit.errors import DeviceError
 
@@ -40,3 +44,16 @@ def resolve_device(device: str = "auto") -> str:
 def default_compute_type(device: str) -> str:
     """The CTranslate2 compute type that suits a resolved device: float16 on GPU, int8 on CPU."""
     return "float16" if device.startswith("cuda") else "int8"
+
+
+def onnx_cpu_session(model: str | Path | bytes) -> Any:
+    """An onnxruntime ``InferenceSession`` of ``model`` (a file, or the model's bytes) on the CPU
+    with one intra-op and one inter-op thread: the models run this way step through small
+    matrices, for which more threads cost more than they bring."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    source = model if isinstance(model, bytes) else str(model)
+    return onnxruntime.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])

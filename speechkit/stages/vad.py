@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from speechkit import registry
-from speechkit.devices import resolve_device
+from speechkit.devices import onnx_cpu_session, resolve_device
 from speechkit.stages import BackendStage, Stage, StageSpec
 from speechkit.stages.audio import SAMPLE_RATE, iter_audio_chunks
 from speechkit.stages.options import StageOptions, bounded
@@ -196,13 +196,7 @@ class SileroOnnx:
     block = 512
 
     def __init__(self, folder: Path) -> None:
-        import onnxruntime
-
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        self.session = onnxruntime.InferenceSession(str(folder / self.file), sess_options=options,
-                                                    providers=["CPUExecutionProvider"])
+        self.session = onnx_cpu_session(folder / self.file)
 
     def __call__(self, audio: np.ndarray) -> np.ndarray:
         """Speech probability per 32 ms frame of 16 kHz ``audio`` (the last frame zero padded)."""

@@ -25,6 +25,7 @@ from math import gcd
 
 import numpy as np
 
+from speechkit.devices import onnx_cpu_session
 from speechkit.errors import SpeechkitError
 from speechkit.stages.audio import SAMPLE_RATE
 
@@ -223,11 +224,7 @@ class Synthesizer:
 
         piper_voice, model_bytes, config = self._piper
         onnxruntime.set_seed(int(seed) % 2**31)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        session = onnxruntime.InferenceSession(model_bytes, sess_options=options, providers=["CPUExecutionProvider"])
-        self._session = piper_voice(session=session, config=config)
+        self._session = piper_voice(session=onnx_cpu_session(model_bytes), config=config)
 
     def speak(self, say: list[str], spec: VoiceSpec) -> Utterance:
         """Synthesise ``say`` (one entry per verbatim word, possibly with punctuation) in voice ``spec``."""

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from speechkit.devices import onnx_cpu_session
 from speechkit.errors import ModelNotAvailableError
 from speechkit.stages.audio import SAMPLE_RATE
 
@@ -89,13 +90,7 @@ class VoiceEncoder:
     dim = 256
 
     def __init__(self, model_file: str | Path) -> None:
-        import onnxruntime
-
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        self._session = onnxruntime.InferenceSession(str(model_file), sess_options=options,
-                                                     providers=["CPUExecutionProvider"])
+        self._session = onnx_cpu_session(model_file)
 
     def __call__(self, power: np.ndarray) -> np.ndarray:
         """L2-normalised d-vectors ``(batch, 256)`` of equal-length frame sequences
