@@ -461,15 +461,14 @@ def _reference_times(clip: Path, text: str) -> list[float] | None:
     import difflib
 
     from speechkit.io import read_transcripts
-    from speechkit.metrics.normalize import normalize
+    from speechkit.metrics.normalize import normalize, words_in_time_order
     clip = Path(clip)
     path = clip.with_suffix(".stm") if clip.with_suffix(".stm").is_file() else clip.parent / "reference.json"
     if not path.is_file():
         return None
     timed: list[tuple[str, float]] = []
     for transcript in read_transcripts(path).values():
-        for seg in sorted(transcript.segments, key=lambda seg: seg.start):
-            tokens = normalize(seg.text).split()
+        for seg, tokens in zip(*words_in_time_order(transcript)):
             timed += [(t, seg.start + (seg.end - seg.start) * i / len(tokens)) for i, t in enumerate(tokens)]
     words = normalize(text).split()
     times: list[float | None] = [None] * len(words)
