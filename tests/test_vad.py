@@ -104,9 +104,8 @@ def test_onnx_gives_the_probabilities_of_the_silero_package(silero, sample: np.n
     from speechkit import registry
     wrapper = OnnxWrapper(str(registry.resolve("silero-vad") / "silero_vad.onnx"), force_onnx_cpu=True)
     for audio in (sample, jfk, sample[:16000 * 7 + 100]):
-        ours, step = silero.probabilities(audio)
+        ours = silero.model(audio)  # the 16 kHz model alone (probabilities() adds the 8 kHz one)
         theirs = wrapper.audio_forward(torch.from_numpy(audio), 16000)[0].numpy()
-        assert step == pytest.approx(0.032)
         assert ours.shape == theirs.shape and ours.dtype == np.float32
         assert np.abs(ours - theirs).max() < 1e-5
         assert ours.max() > 0.9 and ours.min() < 0.1  # speech and silence, not a constant
@@ -206,3 +205,129 @@ def test_pyannote_backend_loads_a_local_model(no_models: Path, sample: np.ndarra
     assert len(probs) * step == pytest.approx(30.0, abs=0.2)
     assert probs.max() < 0.01
     assert vad(sample) == []
+
+
+# ---------------------------------------------------------------- telephone-band speech
+
+
+def _hybrid(speech: np.ndarray, remote: bool, snr_db: float = 20.0) -> np.ndarray:
+    """``speech`` with 3 s of silence on each side as the synthetic meetings render it: dry, or
+    through the remote participants' telephone codec (300-3400 Hz, 8 kHz, mu-law), with pink
+    noise at ``snr_db``."""
+    from speechkit.synth.acoustics import Codec, Condition, render
+    silence = np.zeros(16000 * 3, np.float32)
+    track = np.concatenate([silence, speech, silence])
+    condition = Condition(kind="hybrid" if remote else "clean", snr_db=snr_db, gains_db={},
+                          remote=("p1",) if remote else (), codec=Codec() if remote else None)
+    return render({"p1": track}, condition, np.random.default_rng(0))
+
+
+@pytest.fixture(scope="module")
+def wideband(realdata: Path) -> np.ndarray:
+    """30 s of real wideband room speech (AMI excerpt trn09, speech throughout)."""
+    return load_audio(realdata / "ami-debug" / "trn09.wav")
+
+
+def _middle(frames: int, frame_s: float = 0.032) -> np.ndarray:
+    """The frames of the speech inside :func:`_hybrid`'s 3 s margins (0.5 s in from each edge)."""
+    t = np.arange(frames) * frame_s
+    return (t > 3.5) & (t < frames * frame_s - 3.5)
+
+
+def test_codec_speech_is_found_telephone_band_and_wideband_speech_is_not(wideband: np.ndarray) -> None:
+    from speechkit.stages.narrowband import narrowband_frames
+    # the synthetic meetings' SNRs: 18-25 dB with remote people, 30-40 dB for a clean call
+    remote = narrowband_frames(_hybrid(wideband, remote=True, snr_db=20.0))
+    dry = narrowband_frames(_hybrid(wideband, remote=False, snr_db=35.0))
+    speech = _middle(len(remote))
+    assert remote[speech].mean() > 0.8
+    assert dry.mean() < 0.05
+    assert narrowband_frames(np.zeros(0, np.float32)).shape == (0,)
+    assert narrowband_frames(np.zeros(100, np.float32)).shape == (1,)
+
+
+def test_an_old_band_limited_recording_in_noise_is_telephone_band(jfk: np.ndarray) -> None:
+    """JFK's 1961 recording holds almost nothing above 4 kHz (-44 dB): in room noise its speech
+    is telephone-band too, and the 8 kHz model is the one made for it."""
+    from speechkit.stages.narrowband import narrowband_frames
+    flagged = narrowband_frames(_hybrid(jfk, remote=False))
+    assert flagged[_middle(len(flagged))].mean() > 0.5
+
+
+def test_real_telephone_speech_is_telephone_band(sample: np.ndarray, realdata: Path) -> None:
+    """pyannote's sample.wav is a real telephone call: its speech is found telephone-band."""
+    from speechkit.stages.narrowband import narrowband_frames
+    flagged = narrowband_frames(sample)
+    t = np.arange(len(flagged)) * 0.032
+    reference = reference_speech(realdata / "pyannote-sample" / "sample.rttm")
+    speech = np.zeros(len(flagged), bool)
+    for start, end in reference:
+        speech |= (t >= start) & (t < end)
+    assert flagged[speech].mean() > 0.8
+
+
+class _Scores:
+    """A Silero stand-in: fixed 16 kHz probabilities, and the 8 kHz model hearing speech everywhere."""
+
+    def __init__(self, wideband: np.ndarray) -> None:
+        self.wideband = wideband
+
+    def __call__(self, audio: np.ndarray) -> np.ndarray:
+        return self.wideband
+
+    def at_8k(self, audio: np.ndarray) -> np.ndarray:
+        return np.full(-(-len(audio) // 256), 0.9, np.float32)
+
+
+@pytest.mark.parametrize("wideband_hears", [False, True])
+def test_the_8k_model_counts_only_where_the_16k_model_misses_telephone_speech(wideband: np.ndarray,
+                                                                               wideband_hears: bool) -> None:
+    """Codec speech the 16 kHz model misses takes the 8 kHz model's probabilities in its
+    telephone-band frames (and nowhere else); codec speech the 16 kHz model hears keeps its own."""
+    from speechkit.stages.narrowband import narrowband_frames
+    audio = _hybrid(wideband, remote=True)
+    frames = -(-len(audio) // 512)
+    own = np.full(frames, 0.8 if wideband_hears else 0.05, np.float32)
+    vad = make_backend("vad", "silero", device="cpu")
+    vad.model = _Scores(own)
+    probs, _ = vad.probabilities(audio)
+    flagged = narrowband_frames(audio)
+    assert np.array_equal(probs[~flagged], own[~flagged])
+    if wideband_hears:
+        assert np.array_equal(probs, own)
+    else:
+        assert flagged.sum() > 500 and np.all(probs[flagged] == np.float32(0.9))
+
+
+def test_real_codec_speech_keeps_its_regions_where_the_16k_model_hears_it(silero, wideband: np.ndarray) -> None:
+    """Real room speech through the codec is heard by the 16 kHz model already: same regions."""
+    audio = _hybrid(wideband, remote=True)
+    wideband_only = make_backend("vad", "silero", device="cpu", narrowband=False)
+    assert silero(audio) == wideband_only(audio) != []
+
+
+@pytest.mark.parametrize("excerpt", [f"trn0{i}" for i in range(10)])
+def test_real_meeting_audio_gets_the_same_regions_with_the_8k_model(silero, realdata: Path, excerpt: str) -> None:
+    """AMI's far-field room audio is wideband: the telephone model changes no region there."""
+    audio = load_audio(realdata / "ami-debug" / f"{excerpt}.wav")
+    wideband_only = make_backend("vad", "silero", device="cpu", narrowband=False)
+    assert silero(audio) == wideband_only(audio)
+
+
+def test_torchscript_8k_model_matches_onnx(silero, sample: np.ndarray) -> None:
+    import soxr
+    jit = make_backend("vad", "silero", device="cpu", onnx=False)
+    at_8k = soxr.resample(sample[:16000 * 12], 16000, 8000).astype(np.float32)
+    ours, theirs = silero.model.at_8k(at_8k), jit.model.at_8k(at_8k)
+    assert ours.shape == theirs.shape == (len(at_8k) // 256 + (len(at_8k) % 256 > 0),)
+    assert np.abs(ours - theirs).max() < 1e-3
+    assert ours.max() > 0.9 and ours.min() < 0.1
+
+
+def test_telephone_stretches_start_a_lead_earlier_and_merge() -> None:
+    from speechkit.stages.vad import _runs
+    mask = np.array([0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0, 1, 1], bool)
+    assert _runs(mask, 0) == [(3, 4), (9, 9), (12, 13)]
+    assert _runs(mask, 2) == [(1, 4), (7, 13)]  # 9 starts at 7 (> 4 + 1); 12 starts at 10, inside it
+    assert _runs(mask, 5) == [(0, 13)]
+    assert _runs(np.zeros(4, bool), 3) == []

@@ -7,7 +7,8 @@ model. Backends (``BACKENDS``; ``make_backend("vad", NAME, **options)`` builds o
 
 - ``silero`` (default): Silero VAD, whose weights ship in the ``silero-vad`` package; its ONNX
   export run by onnxruntime on the CPU (no torch), or its TorchScript model with ``onnx=False``;
-  32 ms frames evaluated in one streaming pass.
+  32 ms frames evaluated in one streaming pass; in telephone-band stretches its 8 kHz model
+  too (``narrowband``).
 - ``speechbrain``: the CRDNN VAD ``speechbrain/vad-crdnn-libriparty`` (10 ms frames).
 - ``pyannote``: speech = any speaker active in ``pyannote/segmentation-3.0``.
 
@@ -33,6 +34,7 @@ from speechkit import registry
 from speechkit.devices import onnx_cpu_session, resolve_device
 from speechkit.stages import BackendStage, Stage, StageSpec
 from speechkit.stages.audio import SAMPLE_RATE, iter_audio_chunks
+from speechkit.stages.narrowband import narrowband_frames
 from speechkit.stages.options import StageOptions, bounded
 from speechkit.stages.record import MeetingRecord
 
@@ -68,12 +70,16 @@ class VadOptions(StageOptions):
 @dataclass(frozen=True)
 class SileroOptions(VadOptions):
     """Silero: ``model`` (registry name, or a folder holding the package's
-    ``silero_vad_16k_sequence.onnx`` and ``silero_vad.jit``); ``onnx``: run the ONNX export with
-    onnxruntime on the CPU, on every device (its 32 ms steps are too small for a GPU to pay);
-    False runs the TorchScript model on the stage's device, which loads torch."""
+    ``silero_vad_16k_sequence.onnx``, ``silero_vad.onnx`` and ``silero_vad.jit``); ``onnx``: run
+    the ONNX exports with onnxruntime on the CPU, on every device (its 32 ms steps are too small
+    for a GPU to pay); False runs the TorchScript model on the stage's device, which loads torch.
+    ``narrowband``: in telephone-band stretches (a dialled-in participant; see
+    :mod:`speechkit.stages.narrowband`) where the 16 kHz model misses most of what Silero's 8 kHz
+    model hears on the audio resampled to 8 kHz, a frame's probability is the larger of the two."""
 
     model: str = "silero-vad"
     onnx: bool = True
+    narrowband: bool = True
 
 
 @dataclass(frozen=True)
@@ -178,11 +184,60 @@ class SileroVad(_FrameVad):
         self.model = SileroOnnx(folder) if options.onnx else SileroTorchScript(folder, resolve_device(device))
 
     def probabilities(self, audio: np.ndarray) -> tuple[np.ndarray, float]:
-        return self.model(audio), SILERO_FRAME / SAMPLE_RATE
+        probs = self.model(audio)
+        if self.options.narrowband:
+            probs = self._with_telephone_model(audio, probs)
+        return probs, SILERO_FRAME / SAMPLE_RATE
+
+    def _with_telephone_model(self, audio: np.ndarray, probs: np.ndarray) -> np.ndarray:
+        """``probs`` raised to the 8 kHz model's probability in the telephone-band frames of each
+        telephone-band stretch where the 16 kHz model misses most of the speech the 8 kHz model
+        hears (fewer than half its frames at ``threshold``, and at least ``TELEPHONE_MISSED_S``
+        fewer); a stretch the 16 kHz model hears keeps
+        its probabilities, so its regions do not move. The 8 kHz model runs on each stretch from
+        ``TELEPHONE_LEAD_S`` before it (its state settles there), so its cost follows how much of
+        the audio is telephone-band."""
+        import soxr
+
+        telephone = narrowband_frames(audio, SILERO_FRAME)[:len(probs)]
+        probs = probs.copy()
+        lead = round(TELEPHONE_LEAD_S * SAMPLE_RATE / SILERO_FRAME)
+        threshold = self.options.threshold
+        missed = round(TELEPHONE_MISSED_S * SAMPLE_RATE / SILERO_FRAME)
+        for first, last in _runs(telephone, lead):
+            piece = audio[first * SILERO_FRAME:(last + 1) * SILERO_FRAME]
+            at_8k = self.model.at_8k(soxr.resample(piece, SAMPLE_RATE, TELEPHONE_RATE).astype(np.float32))
+            n = min(len(at_8k), last + 1 - first)
+            span, flagged = slice(first, first + n), telephone[first:first + n]
+            heard_16k = int((probs[span][flagged] >= threshold).sum())
+            heard_8k = int((at_8k[:n][flagged] >= threshold).sum())
+            if heard_8k > 2 * heard_16k and heard_8k - heard_16k >= missed:
+                probs[span] = np.where(flagged, np.maximum(probs[span], at_8k[:n]), probs[span])
+        return probs
+
+
+def _runs(mask: np.ndarray, lead: int) -> list[tuple[int, int]]:
+    """(first, last) frame of each run of True in ``mask``, each started ``lead`` frames earlier
+    (not before 0), runs that then touch or overlap merged."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.astype(np.int8), [0]))))
+    runs: list[tuple[int, int]] = []
+    for start, stop in zip(edges[::2], edges[1::2]):
+        first = max(0, int(start) - lead)
+        if runs and first <= runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], int(stop) - 1)
+        else:
+            runs.append((first, int(stop) - 1))
+    return runs
 
 
 #: Silero's frame (32 ms) and the samples of the previous frame it sees with each frame.
 SILERO_FRAME, SILERO_CONTEXT = 512, 64
+#: The rate of Silero's telephone model, and its frame (also 32 ms) and context there.
+TELEPHONE_RATE, TELEPHONE_FRAME, TELEPHONE_CONTEXT = 8000, 256, 32
+#: Seconds of audio the 8 kHz model hears before each telephone-band stretch.
+TELEPHONE_LEAD_S = 1.0
+#: Speech (s) the 16 kHz model must miss in a telephone-band stretch for the 8 kHz model to count.
+TELEPHONE_MISSED_S = 0.5
 
 
 class SileroOnnx:
@@ -193,10 +248,14 @@ class SileroOnnx:
     speech, tested), about 5x faster."""
 
     file = "silero_vad_16k_sequence.onnx"
+    #: the package's streaming export, which also holds the 8 kHz model
+    streaming_file = "silero_vad.onnx"
     block = 512
 
     def __init__(self, folder: Path) -> None:
         self.session = onnx_cpu_session(folder / self.file)
+        self.folder = folder
+        self._streaming: Any = None  # loaded on first use of at_8k
 
     def __call__(self, audio: np.ndarray) -> np.ndarray:
         """Speech probability per 32 ms frame of 16 kHz ``audio`` (the last frame zero padded)."""
@@ -211,6 +270,21 @@ class SileroOnnx:
                 "input": inputs[begin:begin + self.block], "h": hidden, "c": cell})
             probs.append(p)
         return np.concatenate(probs).astype(np.float32)
+
+    def at_8k(self, audio: np.ndarray) -> np.ndarray:
+        """Speech probability per 32 ms frame of 8 kHz ``audio`` by Silero's 8 kHz model, stepped
+        one frame at a time (the sequence export is 16 kHz only)."""
+        if self._streaming is None:
+            self._streaming = onnx_cpu_session(self.folder / self.streaming_file)
+        frames = np.pad(audio, (0, -len(audio) % TELEPHONE_FRAME)).reshape(-1, TELEPHONE_FRAME)
+        context = np.concatenate([np.zeros((1, TELEPHONE_CONTEXT), np.float32), frames[:-1, -TELEPHONE_CONTEXT:]])
+        inputs = np.concatenate([context, frames], axis=1)
+        state, rate = np.zeros((2, 1, 128), np.float32), np.array(TELEPHONE_RATE, dtype=np.int64)
+        probs = np.empty(len(inputs), np.float32)
+        for i, x in enumerate(inputs):
+            p, state = self._streaming.run(["output", "stateN"], {"input": x[None], "state": state, "sr": rate})
+            probs[i] = p[0, 0]
+        return probs
 
 
 class SileroTorchScript:
@@ -228,18 +302,22 @@ class SileroTorchScript:
             torch.set_num_threads(threads)  # importing silero_vad sets it to 1 for the process
         self.model = init_jit_model(str(folder / "silero_vad.jit"), device=torch.device(device))
 
-    def __call__(self, audio: np.ndarray) -> np.ndarray:
-        """Speech probability per 32 ms frame of 16 kHz ``audio``."""
+    def __call__(self, audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+        """Speech probability per 32 ms frame of ``audio`` at ``sample_rate`` (16 or 8 kHz)."""
         import torch
 
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
             with torch.inference_mode():
-                probs = self.model.audio_forward(torch.from_numpy(audio).to(self.device), SAMPLE_RATE)
+                probs = self.model.audio_forward(torch.from_numpy(audio).to(self.device), sample_rate)
         finally:
             torch.set_num_threads(threads)
         return probs[0].float().cpu().numpy()
+
+    def at_8k(self, audio: np.ndarray) -> np.ndarray:
+        """Speech probability per 32 ms frame of 8 kHz ``audio`` by Silero's 8 kHz model."""
+        return self(audio, TELEPHONE_RATE)
 
 
 class SpeechBrainVad(_FrameVad):
@@ -302,7 +380,7 @@ class VadStage(BackendStage[Speech]):
     """Speech regions of a recording, read in ``chunk_s`` chunks (see the module docstring)."""
 
     name = "vad"
-    version = 2  # 2: Silero through onnxruntime's sequence export, not silero_vad's wrapper
+    version = 3  # 2: Silero through onnxruntime's sequence export; 3: its 8 kHz model in telephone-band stretches
     reads_audio = True
     stored = True
     result_type = Speech
