@@ -445,7 +445,7 @@ def _summary(result: dict, audio_s: float) -> dict[str, Any]:
 
 #: the ASR step's decode counts the report shows (``DecodeStats``)
 DECODE_COUNTS = ("windows", "redecoded_verify", "biased_kept", "biased_dropped", "flagged_windows",
-                 "redecoded_unbiased", "redecoded_fallback")
+                 "redecoded_unbiased", "redecoded_fallback", "missed_spans", "missed_words")
 
 
 def _decode_counts(stats: list[dict]) -> dict[str, int]:
@@ -720,7 +720,7 @@ def _asr_cost_lines(report: dict[str, Any]) -> list[str]:
     batched = report["configs"].get("bare_batched", {}).get("wall_s")
     lines = ["", "ASR step per configuration (on the audio; decodings on the audio / on the reference clips):", "",
              "| configuration | ASR (s) | RTF | vs bare batched | windows | verify decodes (kept / dropped) "
-             "| loop re-decodes |", "|---|---:|---:|---:|---:|---:|---:|"]
+             "| loop re-decodes | skipped speech decoded again (words found) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, c in rows.items():
         asr, counts, refs = c["stages"]["asr"], c.get("asr") or {}, c.get("asr_references") or {}
 
@@ -731,7 +731,7 @@ def _asr_cost_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"| {name} | {asr['s']:.2f} | {asr['rtf']:.3f} | {ratio} | {both('windows')} | "
                      f"{both('redecoded_verify')} ({counts.get('biased_kept', 0) + refs.get('biased_kept', 0)} / "
                      f"{counts.get('biased_dropped', 0) + refs.get('biased_dropped', 0)}) | "
-                     f"{sum(redecodes.values())} |")
+                     f"{sum(redecodes.values())} | {both('missed_spans')} ({both('missed_words')}) |")
     return lines
 
 

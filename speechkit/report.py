@@ -544,17 +544,20 @@ def asr_section(asr: Mapping[str, Mapping[str, Any]]) -> str:
     lines = ["", "## ASR loop and hallucination control", "",
              "Windows flagged (repeated words or n-grams, compression, words outside speech) are decoded "
              "again without prompt and hot words, then at sampling temperatures; those still flagged are "
-             "cleaned (repeats collapsed, words outside speech dropped).", "",
-             "| meeting | windows | flagged | reasons | re-decoded unbiased | re-decoded at temperature > 0 | cleaned |",
-             "|---|---|---|---|---|---|---|"]
-    totals = [0, 0, 0, 0, 0]
+             "cleaned (repeats collapsed, words outside speech dropped). Speech no decoded word covered "
+             "(skipped by the decoder) is decoded again on its own: the stretches and the words found there.", "",
+             "| meeting | windows | flagged | reasons | re-decoded unbiased | re-decoded at temperature > 0 | cleaned "
+             "| skipped speech decoded again | words found there |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    keys = ("windows", "flagged_windows", "redecoded_unbiased", "redecoded_fallback", "cleaned", "missed_spans",
+            "missed_words")
+    totals = [0] * len(keys)
     for mid, a in rows.items():
-        counts = [a.get(k, 0) for k in ("windows", "flagged_windows", "redecoded_unbiased", "redecoded_fallback",
-                                        "cleaned")]
+        counts = [a.get(k, 0) for k in keys]
         totals = [t + c for t, c in zip(totals, counts)]
         reasons = ", ".join(f"{k} {v}" for k, v in (a.get("flagged") or {}).items()) or "-"
-        lines.append(f"| {mid} | {counts[0]} | {counts[1]} | {reasons} | {counts[2]} | {counts[3]} | {counts[4]} |")
-    lines.append(f"| all | {totals[0]} | {totals[1]} | | {totals[2]} | {totals[3]} | {totals[4]} |")
+        lines.append(f"| {mid} | {counts[0]} | {counts[1]} | {reasons} | {' | '.join(map(str, counts[2:]))} |")
+    lines.append(f"| all | {totals[0]} | {totals[1]} | | {' | '.join(map(str, totals[2:]))} |")
     return "\n".join(lines) + "\n"
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from speechkit.stages import make_backend
 from speechkit.stages.asr import Biasing, DecodeStats
-from speechkit.stages.asr.loop_control import Window, cleaned, outside_speech, repeated_run, word_tokens
+from speechkit.stages.asr.loop_control import (LoopControl, Window, cleaned, missed_speech, outside_speech, repeated_run,
+                                               word_tokens)
 from speechkit.stages.asr.whisper import WhisperOptions
 from speechkit.stages.audio import load_audio
 from speechkit.transcript import Segment, Word
@@ -40,6 +41,58 @@ def test_a_window_left_flagged_is_cleaned():
     window = Window([(0.0, 25.0)], [Segment.from_words(words, ""), Segment.from_words(stray, "")])
     kept = cleaned(window, [(0.0, 10.0)], options)
     assert [w.text for s in kept.segments for w in s.words] == ["so", "renata", "then", "we", "stop"]
+
+
+def test_speech_without_words_is_found():
+    words = _words("a b c", start=1.0, step=0.5) + _words("d e", start=9.0, step=0.5)  # 1-2.4, 9-9.9
+    speech = [(0.5, 12.0), (14.0, 14.5), (20.0, 23.0)]
+    # 2.5-8.9 between the words, 10.0-12.0 after the last, the region at 20 s; not the 0.5 s at 14 s
+    def gaps(min_s):
+        return [(round(s, 6), round(e, 6)) for s, e in missed_speech(words, speech, min_s=min_s, pad_s=0.1)]
+    assert gaps(2.0) == [(2.5, 8.9), (10.0, 12.0), (20.0, 23.0)]
+    assert gaps(2.5) == [(2.5, 8.9), (20.0, 23.0)]
+    assert missed_speech(words, speech, min_s=7.0, pad_s=0.1) == []
+    assert missed_speech([], [(0.0, 1.0), (3.0, 6.0)], min_s=2.0, pad_s=0.1) == [(3.0, 6.0)]
+    assert missed_speech(_words("x y z w", start=10.0), [(10.0, 12.0)], min_s=0.5, pad_s=0.1) == []
+
+
+def test_speech_without_words_is_decoded_again_and_only_its_words_are_added():
+    options = WhisperOptions(missed_speech_s=2.0)
+    control = LoopControl(options)
+    heard = [Segment.from_words(_words("so we start", start=0.0), "")]  # 0-1.4
+    speech = [(0.0, 12.0)]
+    asked = []
+
+    def redecode(spans, temperature):
+        asked.append((spans, temperature))
+        (start, end), = spans
+        # the decoding of the span alone: its words, and one beyond it that must not come back
+        return [Window(list(spans), [Segment.from_words(_words("the budget is fine", start=start + 0.2)
+                                                        + _words("extra", start=end + 0.5), "")], [-0.3])]
+    segments = control.fill_missed(heard, speech, redecode)
+    assert asked == [([(1.5, 12.0)], 0.0)]
+    assert [w.text for s in segments for w in s.words] == ["so", "we", "start", "the", "budget", "is", "fine"]
+    assert (control.stats.missed_spans, control.stats.missed_words) == (1, 4)
+    # a decoding that is itself a loop goes through the loop control: decoded again at each sampling
+    # temperature, and, looping at all of them, cleaned to its first copy
+    looping, temperatures = LoopControl(options), []
+    segments = looping.fill_missed(heard, speech, lambda spans, t: temperatures.append(t) or [Window(
+        list(spans), [Segment.from_words(_words("okay okay okay okay okay", start=2.0), "")], [-0.3])])
+    assert [w.text for s in segments for w in s.words] == ["so", "we", "start", "okay"]
+    assert temperatures == list(options.temperatures)
+    assert (looping.stats.missed_spans, looping.stats.cleaned, looping.stats.redecoded_fallback) == (1, 1, 5)
+    off = LoopControl(WhisperOptions(missed_speech_s=0.0))
+    assert off.fill_missed(heard, speech, lambda spans, t: pytest.fail("decoded again")) == heard
+    # words that only repeat the words around the stretch into a loop are not added
+    echo = LoopControl(options)
+    hello = [Segment.from_words(_words("hello hello", start=0.0), ""), Segment.from_words(_words("i see", 9.0), "")]
+    assert echo.fill_missed(hello, [(0.0, 10.5)], lambda spans, t: [Window(list(spans), [Segment.from_words(
+        _words("hello hello", start=spans[0][0] + 0.2), "")], [-0.3])]) == hello
+    assert (echo.stats.missed_spans, echo.stats.missed_words) == (1, 0)
+    # speech of a window the loop control flagged (and decoded again) is left as it decided
+    guarded = LoopControl(options)
+    guarded.stats.flag(["repeat"], [(0.0, 12.0)])
+    assert guarded.fill_missed(heard, speech, lambda spans, t: pytest.fail("decoded again")) == heard
 
 
 def test_decode_stats_add_up_and_round_trip():
@@ -111,12 +164,32 @@ def test_repeated_words_flag_a_window_on_every_path(sample, batch_size):
     assert tokens and repeated_run(tokens, o.loop_max_ngram, o.loop_repeats, o.loop_min_words) is None
 
 
+@pytest.mark.parametrize("batch_size", [1, 8])
+def test_quiet_speech_skipped_in_a_window_is_decoded_on_its_own(realdata: Path, sample, batch_size):
+    """JFK at full level, then the sample call 26 dB quieter, as one speech region: tiny.en writes
+    JFK's words and skips the quiet call; decoded on its own, the call is heard."""
+    import numpy as np
+    jfk = load_audio(realdata / "faster-whisper" / "jfk.flac")
+    audio = np.concatenate([jfk, sample[int(6.4 * 16000):22 * 16000] * 0.05]).astype(np.float32)
+    speech = [(0.0, len(audio) / 16000)]
+    after_jfk = len(jfk) / 16000 + 0.5
+    options = dict(model="tiny.en", device="cpu", batch_size=batch_size)
+    skipped = make_backend("asr", "whisper", missed_speech_s=0.0, **options).transcribe(audio, speech=speech)
+    assert not [w for s in skipped for w in s.words if w.start > after_jfk]  # the failure this fixes
+    heard = make_backend("asr", "whisper", **options).transcribe(audio, speech=speech)
+    late = word_tokens([w for s in heard for w in s.words if w.start > after_jfk])
+    assert heard.stats.missed_spans == 1 and heard.stats.missed_words == len(late) >= 15
+    assert {"jersey", "chicago"} & set(late) or {"diane", "sheila"} & set(late)
+    assert word_tokens([w for s in heard for w in s.words if w.start <= after_jfk]) == \
+        word_tokens([w for s in skipped for w in s.words])  # JFK's words as they were
+
+
 def test_loop_options_are_validated():
     from speechkit.stages import parse_stage
     from speechkit.stages.options import OptionError
     spec = parse_stage("asr", {"backend": "whisper", "seed": 7, "loop_repeats": 4, "temperatures": [0.0, 0.3]})
     assert spec.options.seed == 7 and spec.options.temperatures == (0.0, 0.3)
     for bad in ({"loop_repeats": 1}, {"temperatures": [0.5, 0.2]}, {"outside_speech_words": -1}, {"seed": -1},
-                {"loop_repeat": 3}):
+                {"loop_repeat": 3}, {"missed_speech_s": -1}):
         with pytest.raises(OptionError):
             parse_stage("asr", {"backend": "whisper", **bad})

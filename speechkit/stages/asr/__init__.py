@@ -78,7 +78,8 @@ class AsrStage(BackendStage[Recognition]):
     name = "asr"
     # 2: word pieces joined ("$45" ",000" -> "$45,000"); L2 verifies only windows with a hot word
     # 3: batched decoding leaves the pauses between speech regions out of its windows
-    version = 3
+    # 4: speech no decoded word covers is decoded again on its own (missed_speech_s)
+    version = 4
     reads = ("vad",)
     reads_audio = True
     stored = True

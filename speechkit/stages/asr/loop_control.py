@@ -9,7 +9,9 @@ flagged window is decoded again without biasing at the first temperature, then a
 hot-word verification (:meth:`LoopControl.verified`) the windows are decoded without biasing
 first; a window whose decoding holds a hot word or something written like one
 (:meth:`LoopControl.to_verify`) is decoded again with the hot words and keeps that decoding only
-where it holds more of them. What the control did is counted in
+where it holds more of them. Last, speech the decoding skipped (:func:`missed_speech`: a stretch
+of the speech regions with no decoded word) is decoded again on its own
+(:meth:`LoopControl.fill_missed`). What the control did is counted in
 its :class:`DecodeStats`, which the recognizer returns with its segments.
 
 Nothing here knows the decoder: the thresholds come from the recognizer's options
@@ -30,6 +32,8 @@ from speechkit.transcript import Segment, Word
 log = logging.getLogger(__name__)
 
 Span = tuple[float, float]
+#: Seconds a decoded word counts as covering on each side (its aligned times are approximate).
+WORD_REACH_S = 0.1
 
 
 @dataclass
@@ -48,6 +52,8 @@ class DecodeStats:
     keep their unbiased decoding); of those, ``biased_kept`` / ``biased_dropped``: the biased
     decoding kept (it holds more hot words) / dropped for the unbiased one. ``flagged_spans``: the
     spans (s) of the flagged windows' clips, which the L2 context never learns words from.
+    ``missed_spans``: stretches of speech the decoding skipped, decoded again on their own
+    (:meth:`LoopControl.fill_missed`); ``missed_words``: the words found there.
     """
 
     windows: int = 0
@@ -59,10 +65,12 @@ class DecodeStats:
     redecoded_verify: int = 0
     biased_kept: int = 0
     biased_dropped: int = 0
+    missed_spans: int = 0
+    missed_words: int = 0
     flagged_spans: list[tuple[float, float]] = field(default_factory=list)
 
     COUNTS = ("windows", "flagged_windows", "redecoded_unbiased", "redecoded_fallback", "cleaned",
-              "redecoded_verify", "biased_kept", "biased_dropped")
+              "redecoded_verify", "biased_kept", "biased_dropped", "missed_spans", "missed_words")
 
     def flag(self, reasons: list[str], spans: list[tuple[float, float]]) -> None:
         """Count one flagged window with its ``reasons`` and clip ``spans``."""
@@ -105,6 +113,7 @@ class LoopOptions(Protocol):
     outside_speech_words: int
     speech_pad_s: float
     log_prob_threshold: float | None
+    missed_speech_s: float
 
 
 @dataclass
@@ -175,8 +184,13 @@ class LoopControl:
         """The segments of ``windows``, flagged ones decoded again by ``redecode`` (unbiased, then at
         each sampling temperature) and cleaned when every re-decode stays flagged; ``biased``: per
         window, whether it was decoded with a prompt or hot words."""
+        self.stats.windows += len(windows)
+        return self._guarded(windows, speech, biased, redecode)
+
+    def _guarded(self, windows: list[Window], speech: list[Span], biased: list[bool],
+                 redecode: Redecode) -> list[Segment]:
+        """:meth:`guard` without counting ``windows`` as decoding windows."""
         stats = self.stats
-        stats.windows += len(windows)
         bad = {}
         for i, window in enumerate(windows):
             reasons = self.flags(window, speech)
@@ -220,6 +234,47 @@ class LoopControl:
             windows[i] = cleaned(kept[i] or windows[i], speech, self.options)
         segments = [seg for window in windows for seg in window.segments]
         return sorted(segments, key=lambda seg: (seg.start, seg.end))
+
+    def fill_missed(self, segments: list[Segment], speech: list[Span], redecode: Redecode) -> list[Segment]:
+        """``segments`` with the speech they skipped: every stretch of at least ``missed_speech_s``
+        of the speech regions that no decoded word covers (:func:`missed_speech`) is decoded again
+        on its own, without biasing, through the same control (as in :meth:`guard`, a decoding that
+        loops is decoded again at the sampling temperatures, then cleaned), and its words inside
+        the stretch are added, unless they repeat the words around the stretch into a loop
+        (a word the first decoding timed wrongly, heard twice). Whisper skips quiet or overlapped
+        speech in a long window, or the start of a window cut inside a sentence; on its own it
+        hears it. Windows :meth:`guard` flagged were decoded again already: their speech is left
+        as it is."""
+        if not self.options.missed_speech_s:
+            return segments
+        heard = sorted((w for seg in segments for w in seg.words), key=lambda w: w.start)
+        flagged = list(self.stats.flagged_spans)
+        gaps = [(s, e) for s, e in missed_speech(heard, speech, self.options.missed_speech_s, WORD_REACH_S)
+                if not any(a < e and s < b for a, b in flagged)]
+        if not gaps:
+            return segments
+        log.info("decoding %d stretch(es) of speech without words again (%.1f s)", len(gaps),
+                 sum(e - s for s, e in gaps))
+        self.stats.missed_spans += len(gaps)
+        again = self._guarded(redecode(gaps, self.options.temperatures[0]), speech, [False] * len(gaps), redecode)
+        starts = [s for s, _ in gaps]
+        per_gap: dict[int, list[Word]] = {}
+        for w in (w for seg in again for w in seg.words):
+            k = bisect_right(starts, (w.start + w.end) / 2) - 1
+            if k >= 0 and (w.start + w.end) / 2 <= gaps[k][1]:
+                per_gap.setdefault(k, []).append(w)
+        o = self.options
+        reach = o.loop_max_ngram * o.loop_repeats
+        found = []
+        for k, words in sorted(per_gap.items()):
+            before = [w for w in heard if w.end <= gaps[k][0] + WORD_REACH_S][-reach:]
+            after = [w for w in heard if w.start >= gaps[k][1] - WORD_REACH_S][:reach]
+            if repeated_run(word_tokens(before + words + after), o.loop_max_ngram, o.loop_repeats, o.loop_min_words) \
+                    and not repeated_run(word_tokens(before + after), o.loop_max_ngram, o.loop_repeats, o.loop_min_words):
+                continue
+            found.append(Segment.from_words(words, speaker=""))
+            self.stats.missed_words += len(words)
+        return sorted(segments + found, key=lambda seg: (seg.start, seg.end))
 
 
 def _terms(hotwords: list[str]) -> list[list[str]]:
@@ -292,6 +347,27 @@ def outside_speech(words: list[Word], speech: list[Span], pad_s: float) -> list[
         k = bisect_right(starts, w.end) - 1  # the last region starting before the word ends
         out.append(k < 0 or speech[k][1] + pad_s < w.start)
     return out
+
+
+def missed_speech(words: list[Word], speech: list[Span], min_s: float, pad_s: float) -> list[Span]:
+    """The stretches, at least ``min_s`` long, of the ``speech`` regions that no word (widened by
+    ``pad_s`` on each side) overlaps, in time order."""
+    covered = sorted((w.start - pad_s, w.end + pad_s) for w in words)
+    gaps = []
+    k = 0
+    for start, end in sorted(speech):
+        t = start
+        while k < len(covered) and covered[k][1] <= t:
+            k += 1
+        j = k
+        while j < len(covered) and covered[j][0] < end:
+            if covered[j][0] - t >= min_s:
+                gaps.append((t, covered[j][0]))
+            t = max(t, covered[j][1])
+            j += 1
+        if end - t >= min_s:
+            gaps.append((t, end))
+    return gaps
 
 
 def speech_only(clips: list[Span], speech: list[Span]) -> list[Span]:

@@ -93,6 +93,8 @@ class WhisperOptions(AsrOptions):
     time, with the hot words, only when its unbiased decoding holds a run of words whose letters
     are at least this alike to a hot word's (difflib's ratio; 0: every window, 1: only the hot
     word itself).
+    ``missed_speech_s``: a stretch of the speech regions at least this long that no decoded word
+    covers is decoded again on its own (0: never; see ``LoopControl.fill_missed``).
     ``block_s``: see :class:`~speechkit.stages.asr.biasing.AsrOptions`; keep it at least 30 s
     times ``batch_size`` so that batches fill.
 
@@ -139,6 +141,7 @@ class WhisperOptions(AsrOptions):
     speech_pad_s: float = bounded(0.3, ge=0.0, le=60.0)
     log_prob_threshold: float | None = bounded(None, ge=-100.0, le=0.0)
     hotword_similarity: float = bounded(0.6, ge=0.0, le=1.0)
+    missed_speech_s: float = bounded(2.0, ge=0.0, le=30.0)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -174,7 +177,8 @@ class WhisperRecognizer:
         the sequential path lets neighbours share a clip);
         the batched path packs them into windows (:func:`~speechkit.stages.asr.clips.pack_clips`),
         the sequential path decodes clip after clip. Every window (a clip, on the sequential path)
-        then goes through the loop and hallucination control described in :class:`WhisperOptions`.
+        then goes through the loop and hallucination control described in :class:`WhisperOptions`,
+        and speech no window decoded a word of is decoded again on its own (``missed_speech_s``).
         """
         audio = np.asarray(audio, dtype=np.float32)
         if audio.ndim != 1:
@@ -208,8 +212,9 @@ class WhisperRecognizer:
         else:
             windows = self._first_pass(audio, clips, biased)
             is_biased = [any(biased.values())] * len(windows)
-        return control.guard(windows, speech, is_biased,
-                             lambda spans, temperature: self._decode_clips(audio, spans, temperature, _UNBIASED))
+        def redecode(spans: list[tuple[float, float]], temperature: float) -> list[Window]:
+            return self._decode_clips(audio, spans, temperature, _UNBIASED)
+        return control.fill_missed(control.guard(windows, speech, is_biased, redecode), speech, redecode)
 
     def _first_pass(self, audio: np.ndarray, clips: list[tuple[float, float]],
                     biased: dict[str, str | None]) -> list[Window]:
