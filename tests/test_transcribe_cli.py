@@ -89,15 +89,23 @@ def test_each_stereo_channel_selected_alone(realdata, tmp_path, capsys):
 
 def test_rttm_holds_the_speaker_turns_also_where_asr_heard_no_words(realdata, tmp_path):
     """Far-field AMI trn04: who spoke when comes from the diarization, so speech that the ASR left
-    without words (half of this excerpt's speech) still counts as spoken in the RTTM."""
-    out = tmp_path / "out"
-    assert main(["transcribe", str(realdata / "ami-debug" / "trn04.wav"), "--out", str(out)]) == 0
+    without words (half of this excerpt's speech when skipped speech is not decoded again) still
+    counts as spoken in the RTTM; decoding the skipped speech again gives much of it words."""
     ref = realdata / "ami-debug" / "train.rttm"
-    rttm = score_files(ref, out / "trn04.rttm", session="trn04")["aggregate"]["der"]["value"]
-    words = score_files(ref, out / "trn04.json", session="trn04",
-                        options=ScoreOptions(der_from_segments=True))["aggregate"]["der"]["value"]
+
+    def der(name: str, *options: str) -> tuple[float, float]:
+        out = tmp_path / name
+        assert main(["transcribe", str(realdata / "ami-debug" / "trn04.wav"), "--out", str(out), *options]) == 0
+        rttm = score_files(ref, out / "trn04.rttm", session="trn04")["aggregate"]["der"]["value"]
+        words = score_files(ref, out / "trn04.json", session="trn04",
+                            options=ScoreOptions(der_from_segments=True))["aggregate"]["der"]["value"]
+        return rttm, words
+    rttm, skipped = der("skipped", "--set", "asr.missed_speech_s=0")
     assert rttm <= 0.20  # measured 0.136 (one label for all reference speech: 0.41)
-    assert words - rttm >= 0.15  # the transcript's segments: measured 0.442
+    assert skipped - rttm >= 0.15  # the transcript's segments: measured 0.442
+    same_rttm, heard = der("heard")
+    assert same_rttm == rttm
+    assert heard <= skipped - 0.05  # measured 0.275: the skipped speech decoded again has words
 
 
 def test_output_formats_and_the_default_folder(realdata, tmp_path, monkeypatch, capsys):
