@@ -193,10 +193,10 @@ class SileroVad(_FrameVad):
         """``probs`` raised to the 8 kHz model's probability in the telephone-band frames of each
         telephone-band stretch where the 16 kHz model misses most of the speech the 8 kHz model
         hears (fewer than half its frames at ``threshold``, and at least ``TELEPHONE_MISSED_S``
-        fewer); a stretch the 16 kHz model hears keeps
-        its probabilities, so its regions do not move. The 8 kHz model runs on each stretch from
-        ``TELEPHONE_LEAD_S`` before it (its state settles there), so its cost follows how much of
-        the audio is telephone-band."""
+        fewer); a stretch the 16 kHz model hears keeps its probabilities, so its regions do not
+        move. The 8 kHz model runs on each stretch from ``TELEPHONE_LEAD_S`` before it (its state
+        settles there), and not at all where the 16 kHz model already hears half the stretch's
+        frames (the 8 kHz model could not then hear twice as many)."""
         import soxr
 
         telephone = narrowband_frames(audio, SILERO_FRAME)[:len(probs)]
@@ -205,14 +205,16 @@ class SileroVad(_FrameVad):
         threshold = self.options.threshold
         missed = round(TELEPHONE_MISSED_S * SAMPLE_RATE / SILERO_FRAME)
         for first, last in _runs(telephone, lead):
-            piece = audio[first * SILERO_FRAME:(last + 1) * SILERO_FRAME]
-            at_8k = self.model.at_8k(soxr.resample(piece, SAMPLE_RATE, TELEPHONE_RATE).astype(np.float32))
-            n = min(len(at_8k), last + 1 - first)
-            span, flagged = slice(first, first + n), telephone[first:first + n]
+            span, flagged = slice(first, last + 1), telephone[first:last + 1]
             heard_16k = int((probs[span][flagged] >= threshold).sum())
-            heard_8k = int((at_8k[:n][flagged] >= threshold).sum())
+            if 2 * heard_16k >= int(flagged.sum()):
+                continue
+            piece = audio[first * SILERO_FRAME:(last + 1) * SILERO_FRAME]
+            # one 8 kHz frame per 16 kHz frame of the piece (both 32 ms, the last zero padded)
+            at_8k = self.model.at_8k(soxr.resample(piece, SAMPLE_RATE, TELEPHONE_RATE).astype(np.float32))
+            heard_8k = int((at_8k[flagged] >= threshold).sum())
             if heard_8k > 2 * heard_16k and heard_8k - heard_16k >= missed:
-                probs[span] = np.where(flagged, np.maximum(probs[span], at_8k[:n]), probs[span])
+                probs[span] = np.where(flagged, np.maximum(probs[span], at_8k), probs[span])
         return probs
 
 
@@ -259,10 +261,7 @@ class SileroOnnx:
 
     def __call__(self, audio: np.ndarray) -> np.ndarray:
         """Speech probability per 32 ms frame of 16 kHz ``audio`` (the last frame zero padded)."""
-        audio = np.asarray(audio, dtype=np.float32)
-        frames = np.pad(audio, (0, -len(audio) % SILERO_FRAME)).reshape(-1, SILERO_FRAME)
-        context = np.concatenate([np.zeros((1, SILERO_CONTEXT), np.float32), frames[:-1, -SILERO_CONTEXT:]])
-        inputs = np.concatenate([context, frames], axis=1)
+        inputs = _frames_with_context(np.asarray(audio, dtype=np.float32), SILERO_FRAME, SILERO_CONTEXT)
         hidden = cell = np.zeros((1, 1, 128), np.float32)
         probs = []
         for begin in range(0, len(inputs), self.block):
@@ -276,15 +275,21 @@ class SileroOnnx:
         one frame at a time (the sequence export is 16 kHz only)."""
         if self._streaming is None:
             self._streaming = onnx_cpu_session(self.folder / self.streaming_file)
-        frames = np.pad(audio, (0, -len(audio) % TELEPHONE_FRAME)).reshape(-1, TELEPHONE_FRAME)
-        context = np.concatenate([np.zeros((1, TELEPHONE_CONTEXT), np.float32), frames[:-1, -TELEPHONE_CONTEXT:]])
-        inputs = np.concatenate([context, frames], axis=1)
+        inputs = _frames_with_context(audio, TELEPHONE_FRAME, TELEPHONE_CONTEXT)
         state, rate = np.zeros((2, 1, 128), np.float32), np.array(TELEPHONE_RATE, dtype=np.int64)
         probs = np.empty(len(inputs), np.float32)
         for i, x in enumerate(inputs):
             p, state = self._streaming.run(["output", "stateN"], {"input": x[None], "state": state, "sr": rate})
             probs[i] = p[0, 0]
         return probs
+
+
+def _frames_with_context(audio: np.ndarray, frame: int, context: int) -> np.ndarray:
+    """Silero's model inputs: ``audio`` cut into ``frame``-sample frames (the last zero padded),
+    each preceded by the last ``context`` samples of the frame before (zeros for the first)."""
+    frames = np.pad(audio, (0, -len(audio) % frame)).reshape(-1, frame)
+    before = np.concatenate([np.zeros((1, context), np.float32), frames[:-1, -context:]])
+    return np.concatenate([before, frames], axis=1)
 
 
 class SileroTorchScript:
