@@ -264,13 +264,15 @@ class LoopControl:
             if k >= 0 and (w.start + w.end) / 2 <= gaps[k][1]:
                 per_gap.setdefault(k, []).append(w)
         o = self.options
+
+        def loops(run: list[Word]) -> bool:
+            return repeated_run(word_tokens(run), o.loop_max_ngram, o.loop_repeats, o.loop_min_words) is not None
         reach = o.loop_max_ngram * o.loop_repeats
         found = []
         for k, words in sorted(per_gap.items()):
             before = [w for w in heard if w.end <= gaps[k][0] + WORD_REACH_S][-reach:]
             after = [w for w in heard if w.start >= gaps[k][1] - WORD_REACH_S][:reach]
-            if repeated_run(word_tokens(before + words + after), o.loop_max_ngram, o.loop_repeats, o.loop_min_words) \
-                    and not repeated_run(word_tokens(before + after), o.loop_max_ngram, o.loop_repeats, o.loop_min_words):
+            if loops(before + words + after) and not loops(before + after):
                 continue
             found.append(Segment.from_words(words, speaker=""))
             self.stats.missed_words += len(words)
