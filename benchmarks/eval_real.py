@@ -13,7 +13,7 @@ the stage's own :class:`~speechkit.stages.diarize.embedding.Diarizer` -> identif
   under 2 s dropped; raw cosine identification at the recipes' former threshold 0.65).
 - ``after``: the stage's defaults (``clustering: silhouette``, silhouette-selected AHC), and
   :func:`speechkit.stages.identify.identify` with s-norm (over the bundled cohort plus the other
-  enrolled voices, threshold 0.5), as the shipped recipes run it.
+  enrolled voices, threshold 0.5, split margin 0.5), as the shipped recipes run it.
 
 Baselines: one label for all reference speech ("one-label oracle speech"), one label for all VAD
 speech, and each system given the true number of speakers ("oracle count").
@@ -50,6 +50,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from speechkit.stages.identify import SPLIT_MARGIN  # noqa: E402 (after the path setup)
 
 DEFAULT_DATA = ROOT.parent / "shared" / "realdata"
 AMI = [f"trn{i:02d}" for i in range(10)]
@@ -156,11 +158,12 @@ class System:
     clustering: dict[str, Any] | None = None  # Diarizer options (DiarizerOptions); None: the defaults
     identification: str = "raw"  # "raw" (cosine, identify()) or "snorm" (identify(normalization="snorm"))
     id_threshold: float = 0.65
+    id_split_margin: float | None = None  # identify()'s split_margin (None: one-to-one pairing only)
 
 
 BEFORE = System("before", clustering={"clustering": "threshold"})
 AFTER = System("after", clustering={"clustering": "silhouette", "min_silhouette": 0.3},
-               identification="snorm", id_threshold=0.5)
+               identification="snorm", id_threshold=0.5, id_split_margin=SPLIT_MARGIN)
 
 
 class Runner:
@@ -345,7 +348,8 @@ def count_bounds(recs: list[Recording]) -> dict[str, Any]:
 def _name_clusters(system: System, centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray]):
     from speechkit.stages.identify import identify
     normalization = "snorm" if system.identification == "snorm" else "none"
-    return identify(centroids, enrollments, threshold=system.id_threshold, normalization=normalization)
+    return identify(centroids, enrollments, threshold=system.id_threshold, normalization=normalization,
+                    split_margin=system.id_split_margin)
 
 
 def evaluate_identification(runner: Runner, recs: list[Recording], system: System,

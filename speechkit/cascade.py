@@ -34,6 +34,7 @@ from speechkit.meeting_context import MeetingContext
 from speechkit.notes import Notes
 from speechkit.recipe import Recipe
 from speechkit.stages import STAGES, Stage, build_stage, stage_key
+from speechkit.stages.identify import voice_prints
 from speechkit.stages.record import MeetingRecord, seconds_in_this_thread
 from speechkit.transcript import Transcript
 
@@ -44,7 +45,7 @@ class CascadeResult:
     what the system learnt about its voices, and what its stages report for run.json."""
 
     transcript: Transcript
-    speakers: dict[str, list[float]]  # the name or label each cluster was given -> its centroid
+    speakers: dict[str, list[float]]  # the name or label each cluster was given -> its centroid (voice_prints)
     names: dict[str, str | None]  # diarization label -> given name (None: left unnamed)
     timings: dict[str, float] = field(default_factory=dict)
     summaries: dict[str, dict[str, Any]] = field(default_factory=dict)  # stage -> its result's summary()
@@ -55,7 +56,7 @@ class CascadeResult:
     def from_record(cls, record: MeetingRecord) -> "CascadeResult":
         """The result of a record every stage has run on."""
         names = record.names
-        speakers = {(names.get(label) or label): vec.tolist() for label, vec in record.diarization.centroids.items()}
+        speakers = voice_prints(record.diarization, names)
         summaries = {name: result.summary() for name, result in record.results.items() if hasattr(result, "summary")}
         notes = record.notes.notes if record.notes is not None else None
         return cls(record.transcript(), speakers, names, record.timings, summaries, record.named_turns(), notes)

@@ -49,7 +49,7 @@ def test_resolved_recipe_records_every_default():
     stages = load_recipe("l1").as_dict()["stages"]
     assert stages["vad"]["hysteresis"] == 0.15 and stages["vad"]["min_silence_s"] == 1.0
     assert stages["identify"] == {"backend": "cosine", "normalization": "snorm", "threshold": 0.5,
-                                  "prior_threshold": 0.7, "prior_margin": 0.05}
+                                  "split_margin": 0.5, "prior_threshold": 0.7, "prior_margin": 0.05}
     assert stages["diarize"]["threshold"] is None  # the embedder's own cluster threshold
 
 

@@ -2,7 +2,14 @@
 
 Each cluster centroid is scored against each enrollment vector by cosine similarity, and clusters
 and voices are paired one-to-one by the Hungarian algorithm (maximum total similarity); a pair
-scoring below the threshold is dropped, so that cluster stays unknown (None). Enrollments are
+scoring below the threshold is dropped, so that cluster stays unknown (None). A diarizer that
+splits one person into two clusters breaks the one-to-one premise: the pairing then gives one of
+the two another person's name, and that can be the larger one. With a split margin, a cluster
+the pairing named whose best-scoring person beats the one it was given by at least the margin,
+and whose voice is as near as one voice to a cluster that holds that person's name (cosine of
+the centroids at least the split similarity), takes the name too: two clusters then share it. A
+cluster the pairing left unnamed stays unnamed: on real far-field speech, a voice nobody
+enrolled often scores above the threshold against someone (docs/real-speech.md). Enrollments are
 keyed by whatever name the caller wants back: a person's canonical name (L3: voice enrollments),
 or a label or name the system used in an earlier meeting, with that meeting's centroid as the
 vector (L2: labels kept stable across meetings).
@@ -22,7 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
@@ -35,11 +42,20 @@ from speechkit.stages.diarize.embedders import Embedder, ResemblyzerEmbedder, l2
 from speechkit.stages.options import StageOptions, bounded
 from speechkit.stages.record import MeetingRecord
 
+if TYPE_CHECKING:
+    from speechkit.stages.diarize import Diarization
+
 log = logging.getLogger(__name__)
 
 # On Resemblyzer's cosine scale (the default backend); with another backend pass its
 # ``embedder.match_threshold``.
 DEFAULT_THRESHOLD = ResemblyzerEmbedder.match_threshold
+# In standard deviations of s-normalised scores. Chosen on the demo, synthetic workspaces s51-s55
+# and the AMI excerpts (docs/real-speech.md): where the pairing and a named cluster's best score
+# disagreed, the best-scoring person was the one speaking most in the cluster at margins of
+# 0.76-3.6, and the pairing was right at 0.15.
+SPLIT_MARGIN = 0.5
+
 Normalization = Literal["snorm", "none"]
 NORMALIZATIONS = get_args(Normalization)
 BACKENDS = {"cosine": "speechkit.stages.identify:CosineIdentifier"}
@@ -62,15 +78,21 @@ def cosine_scores(centroids: dict[str, np.ndarray],
 def identify(centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray],
              threshold: float = DEFAULT_THRESHOLD, normalization: str = "none",
              cohort: np.ndarray | None = None,
-             earlier: Mapping[str, np.ndarray] | None = None) -> dict[str, str | None]:
+             earlier: Mapping[str, np.ndarray] | None = None,
+             split_margin: float | None = None,
+             split_similarity: float = DEFAULT_THRESHOLD) -> dict[str, str | None]:
     """The enrollment name given to each cluster label, or None where no voice matches.
 
     One-to-one: no two clusters get the same name (Hungarian assignment on the scores). A cluster
     whose partner scores below ``threshold``, or that has no partner because there are more
-    clusters than enrollments, stays None. ``normalization``: ``none`` scores by cosine
-    similarity; ``snorm`` by s-normalised scores against ``cohort`` (default: the bundled
-    impostor set when its dimension matches, plus the other enrollments;
-    :mod:`speechkit.stages.cohort`), on which ``threshold`` is in standard deviations.
+    clusters than enrollments, stays None. ``split_margin`` (None: one-to-one only): a named
+    cluster whose best score beats the score of the name it was paired with by at least this much,
+    and whose centroid has a cosine of at least ``split_similarity`` with that of a cluster paired
+    with the best name, takes the best name too (one person split in two by the diarizer).
+    ``normalization``: ``none`` scores by cosine similarity; ``snorm`` by s-normalised scores
+    against ``cohort`` (default: the bundled impostor set when its dimension matches, plus the
+    other enrollments; :mod:`speechkit.stages.cohort`), on which ``threshold`` and
+    ``split_margin`` are in standard deviations.
     ``earlier``: enrolled persons' voices in earlier meetings, scored beside their enrollments
     (:func:`voice_scores`).
     """
@@ -87,6 +109,16 @@ def identify(centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray
     for r, c in zip(rows, cols):
         if scores[r, c] >= threshold:
             out[labels[r]] = names[c]
+    if split_margin is not None:
+        paired = dict(out)
+        similarity = cosine_scores(centroids, centroids)
+        for r, label in enumerate(labels):
+            best = int(np.argmax(scores[r]))
+            if paired[label] is None or scores[r, best] - scores[r, names.index(paired[label])] < split_margin:
+                continue
+            holders = [k for k, other in enumerate(labels) if paired[other] == names[best]]
+            if any(similarity[r, k] >= split_similarity for k in holders):
+                out[label] = names[best]
     return out
 
 
@@ -110,6 +142,26 @@ def voice_scores(centroids: dict[str, np.ndarray], enrollments: dict[str, np.nda
             column = list(enrollments).index(name)
             scores[:, column] = np.maximum(scores[:, column], both[:, len(enrollments) + i])
     return scores
+
+
+def voice_prints(diarization: Diarization, names: dict[str, str | None]) -> dict[str, list[float]]:
+    """The centroid of each name (or label, for a cluster left unnamed): where identification gave
+    two clusters one name (one person split by the diarizer), their centroids averaged by speech
+    time and normalised to unit length."""
+    seconds: dict[str, float] = {}
+    for turn in diarization.turns:
+        seconds[turn.speaker] = seconds.get(turn.speaker, 0.0) + turn.duration
+    groups: dict[str, list[tuple[float, np.ndarray]]] = {}
+    for label, vec in diarization.centroids.items():
+        groups.setdefault(names.get(label) or label, []).append((seconds.get(label, 0.0), np.asarray(vec)))
+    out = {}
+    for name, members in groups.items():
+        if len(members) == 1:
+            out[name] = members[0][1].tolist()
+        else:
+            weights = np.array([w for w, _ in members]) + 1e-9
+            out[name] = l2_normalize(np.average([v for _, v in members], axis=0, weights=weights)).tolist()
+    return out
 
 
 # Measured on AMI excerpt pairs (docs/real-speech.md): speakers enrolled from >= 3 s of solo speech
@@ -151,6 +203,13 @@ class IdentifyOptions(StageOptions):
     deviations with ``snorm``, the embedder's ``match_threshold`` with ``none``).
     ``prior_threshold``: least cosine similarity of a centroid and a voice of an earlier meeting
     (L2 and up) for the cluster to get that voice's name (None: the embedder's ``match_threshold``).
+    ``split_margin``: a cluster the one-to-one pairing named takes the enrolled person it scores
+    best against instead, even when another cluster holds that person, where that score beats
+    the one of the person it was paired with by at least this much and its voice is near that
+    cluster's (cosine at least the embedder's ``match_threshold``; :func:`identify`: the diarizer
+    split the person in two). None: one-to-one only. In the units of the scores: the default is
+    for ``snorm``; with ``none`` set it for cosines or to None (the fallback to cosines, for want
+    of a cohort, drops it).
     ``prior_margin``: an earlier meeting's voice names a cluster only when their similarity beats
     the cluster's similarity to every other earlier voice by at least this much, so that a voice
     between two known ones takes neither name (L2 speaker memory); the pairing is one-to-one, so
@@ -159,6 +218,7 @@ class IdentifyOptions(StageOptions):
 
     normalization: Normalization = "snorm"
     threshold: float | None = bounded(None, ge=-10.0, le=10.0)
+    split_margin: float | None = bounded(SPLIT_MARGIN, ge=0.0, le=10.0)
     prior_threshold: float | None = bounded(None, ge=-1.0, le=1.0)
     prior_margin: float = bounded(0.05, ge=0.0, le=2.0)
 
@@ -183,15 +243,16 @@ class CosineIdentifier:
         new ``Speaker N`` labels."""
         names: dict[str, str | None] = dict.fromkeys(centroids)
         if enrollments:
-            normalization, threshold = self.options.normalization, self.threshold
+            normalization, threshold, split_margin = self.options.normalization, self.threshold, self.options.split_margin
             cohort = cohort_for(enrollments) if normalization == "snorm" else None
             if normalization == "snorm" and cohort is None and len(enrollments) < 3:
                 log.warning("no impostor cohort for %d-dimensional %s embeddings and too few enrollments "
                             "to be their own cohort: scoring by cosine at the embedder's match_threshold",
                             self.embedder.dim, self.embedder.name)
-                normalization, threshold = "none", float(self.embedder.match_threshold)
+                normalization, threshold, split_margin = "none", float(self.embedder.match_threshold), None
             names.update(identify(centroids, enrollments, threshold=threshold, normalization=normalization,
-                                  cohort=cohort, earlier=prior or {}))
+                                  cohort=cohort, earlier=prior or {}, split_margin=split_margin,
+                                  split_similarity=float(self.embedder.match_threshold)))
         if prior is None:
             return names
         taken = {n for n in names.values() if n}
