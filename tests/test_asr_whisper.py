@@ -137,6 +137,30 @@ def test_speech_regions_limit_decoding(tiny, fw: Path, batch_size: int) -> None:
     assert min(w.start for s in second for w in s.words) >= 7.9  # times are absolute
 
 
+def test_clips_decoded_one_by_one_get_their_own_seconds_of_a_long_recording(tiny, fw: Path, monkeypatch) -> None:
+    """faster-whisper computes the features of all the audio it is given, so clips decoded one
+    after another (the sequential path, and every re-decode) each get only their own stretch of
+    the recording: JFK said twice, two and four minutes into a silent recording, comes back twice
+    in recording time, and the decoder was given 30 s of audio each time (a clip's stretch is at
+    least ``max_clip_s``), not 5 minutes."""
+    jfk = load_audio(fw / "jfk.flac")
+    audio = np.zeros(300 * 16000, dtype=np.float32)
+    said_at = [(start, start + len(jfk) / 16000) for start in (120.0, 240.0)]
+    for start, _ in said_at:
+        audio[int(start * 16000):int(start * 16000) + len(jfk)] = jfk
+    recognizer = tiny[1]
+    given = []
+    transcribe = recognizer.model.transcribe
+    monkeypatch.setattr(recognizer.model, "transcribe", lambda part, **kw: given.append(len(part) / 16000) or
+                        transcribe(part, **kw))
+    windows = recognizer._decode_clips(audio, said_at, 0.0, {"initial_prompt": None, "hotwords": None})
+    assert given == pytest.approx([30.0] * 2, abs=0.02)
+    assert [w.clips for w in windows] == [[clip] for clip in said_at]
+    for window, (start, end) in zip(windows, said_at):
+        assert wer(JFK, window.segments) <= 1 / 22
+        assert all(start <= w.start <= w.end <= end + 0.1 for s in window.segments for w in s.words)
+
+
 @pytest.mark.parametrize("batch_size", [1, 8])
 def test_nothing_to_decode(tiny, batch_size: int) -> None:
     recognizer = tiny[batch_size]

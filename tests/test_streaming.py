@@ -23,6 +23,10 @@ def test_speech_blocks_group_the_speech_on_the_grid():
         assert end == regions[-1][1] + 0.5
         assert regions[-1][1] - regions[0][0] <= 60.0 or len(regions) == 1
         assert abs(start / GRID_S - round(start / GRID_S)) < 1e-6  # on the 10 ms grid
+    # widened evenly to at least min_s (cut at the recording's start), still on the grid
+    assert span_blocks([(100.0, 103.0), (1.0, 2.0)], block_s=30.0, min_s=30.0) == [
+        (0.0, 16.5, [(1.0, 2.0)]), (86.5, 116.5, [(100.0, 103.0)])]
+    assert span_blocks(speech, block_s=60.0, min_s=30.0)[1:3] == blocks[1:3]  # longer already
 
 
 def test_read_spans_gives_the_samples_of_the_whole_recording(realdata: Path):

@@ -260,15 +260,16 @@ def _last_line(text: str, path: Path) -> str:
     return line.removeprefix(f"{path.absolute()}: ")
 
 
-def span_blocks(spans: list[tuple[float, float]],
-                block_s: float) -> list[tuple[float, float, list[tuple[float, float]]]]:
+def span_blocks(spans: list[tuple[float, float]], block_s: float,
+                min_s: float = 0.0) -> list[tuple[float, float, list[tuple[float, float]]]]:
     """Consecutive spans (speech regions, or diarization windows) grouped into blocks
     ``(audio start, audio end, spans)``.
 
     A block's spans reach at most ``block_s`` seconds from the first one's start to the last
     one's end, unless one span alone is longer. Its audio reaches ``BLOCK_MARGIN_S`` beyond
-    them on both sides (so blocks may overlap a little) and starts on the 10 ms grid, so that
-    frame-based features of a block are those of the whole recording.
+    them on both sides (so blocks may overlap a little), widened evenly to at least ``min_s``
+    seconds, and starts on the 10 ms grid, so that frame-based features of a block are those
+    of the whole recording.
     """
     groups: list[list[tuple[float, float]]] = []
     for start, end in sorted(spans):
@@ -276,8 +277,12 @@ def span_blocks(spans: list[tuple[float, float]],
             groups[-1].append((start, end))
         else:
             groups.append([(start, end)])
-    return [(max(0.0, round(float(np.floor((g[0][0] - BLOCK_MARGIN_S) / GRID_S)) * GRID_S, 2)),
-             max(end for _, end in g) + BLOCK_MARGIN_S, g) for g in groups]
+    blocks = []
+    for g in groups:
+        start, end = g[0][0] - BLOCK_MARGIN_S, max(end for _, end in g) + BLOCK_MARGIN_S
+        widen = max(0.0, min_s - (end - start)) / 2
+        blocks.append((max(0.0, round(float(np.floor((start - widen) / GRID_S)) * GRID_S, 2)), end + widen, g))
+    return blocks
 
 
 def read_spans(path: str | Path, spans: list[tuple[float, float]],

@@ -49,7 +49,7 @@ from speechkit.stages.asr.biasing import AsrOptions, Biasing
 from speechkit.stages.asr.clips import Piece, join_clips, pack_clips, plan_clips, span_index
 from speechkit.stages.asr.loop_control import LoopControl, Window
 from speechkit.stages.asr.prompt_budget import MAX_PROMPT_TOKENS, fit_biasing
-from speechkit.stages.audio import SAMPLE_RATE
+from speechkit.stages.audio import SAMPLE_RATE, span_blocks
 from speechkit.stages.options import bounded
 from speechkit.transcript import Segment, Word
 
@@ -263,7 +263,32 @@ class WhisperRecognizer:
     def _decode_clips(self, audio: np.ndarray, clips: list[tuple[float, float]], temperature: float | tuple[float, ...],
                       biased: dict[str, str | None], condition: bool = False) -> list[Window]:
         """``clips`` (in time order) decoded one after another by ``WhisperModel.transcribe``; one
-        window per clip."""
+        window per clip.
+
+        faster-whisper computes the features of all the audio it is given (numpy's FFT of five
+        minutes takes about 2 s), so unless the decoder conditions on the text before
+        (``condition``), the clips go in groups reaching at most ``max_clip_s``, each given only
+        its own stretch of ``audio`` (:func:`~speechkit.stages.audio.span_blocks`: on the 10 ms
+        grid, so its frames are the recording's): a few clips re-decoded in a long recording cost
+        their own seconds. The stretch is at least ``max_clip_s`` long, because Whisper sets its
+        log-mel floor from the loudest frame it is given: a short quiet clip given alone is heard
+        over its own noise floor, and tiny.en then wrote more errors on the bench references."""
+        if condition:
+            return self._decode_clips_at(audio, clips, temperature, biased, condition)
+        windows = []
+        max_s = self.options.max_clip_s
+        for start, end, group in span_blocks(clips, max_s, min_s=max_s):
+            part = audio[round(start * SAMPLE_RATE):round(end * SAMPLE_RATE)]
+            decoded = self._decode_clips_at(part, [(a - start, b - start) for a, b in group], temperature, biased)
+            windows += [Window([clip], [seg.shifted(start) for seg in window.segments], window.log_probs)
+                        for clip, window in zip(group, decoded)]
+        return windows
+
+    def _decode_clips_at(self, audio: np.ndarray, clips: list[tuple[float, float]],
+                         temperature: float | tuple[float, ...], biased: dict[str, str | None],
+                         condition: bool = False) -> list[Window]:
+        """``clips`` (seconds in ``audio``, in time order) decoded by one ``WhisperModel.transcribe``
+        call; one window per clip."""
         decoded, _ = self._model(temperature).transcribe(audio, clip_timestamps=[t for clip in clips for t in clip],
                                            temperature=temperature, condition_on_previous_text=condition,
                                            **self._common(biased))
