@@ -60,7 +60,7 @@ import numpy as np
 
 from speechkit.errors import SpeechkitError
 from speechkit.io.atomic import write_json, write_text
-from speechkit.stages.audio import SAMPLE_RATE
+from speechkit.core.audio import SAMPLE_RATE
 
 CONFIGS = ("bare_sequential", "bare_batched", "asr_stage", "l1_cascade", "l2_cascade", "l3_cascade")
 REPO = Path(__file__).resolve().parents[1]
@@ -134,7 +134,7 @@ def _write_repeated(path: Path, audio: np.ndarray, times: int) -> None:
 def default_audio(realdata: Path) -> np.ndarray:
     """274 s of real speech: pyannote's sample.wav, then the AMI excerpts ``AMI_EXCERPTS``,
     0.5 s apart."""
-    from speechkit.stages.audio import load_audio
+    from speechkit.core.audio import load_audio
     files = [realdata / "pyannote-sample" / "sample.wav"] + [
         realdata / "ami-debug" / f"{name}.wav" for name in AMI_EXCERPTS]
     gap = np.zeros(int(GAP_S * SAMPLE_RATE), dtype=np.float32)
@@ -150,7 +150,7 @@ def prepare(options: BenchOptions) -> Path:
     import soundfile as sf
     import yaml
 
-    from speechkit.stages.audio import load_audio
+    from speechkit.core.audio import load_audio
     root = options.out / "workspace"
     base = load_audio(options.audio) if options.audio else default_audio(options.realdata)
     if not len(base):

@@ -181,7 +181,7 @@ class Runner:
 
     def audio(self, path: Path) -> np.ndarray:
         if path not in self._audio:
-            from speechkit.stages.audio import load_audio
+            from speechkit.core.audio import load_audio
             self._audio[path] = np.asarray(load_audio(path), dtype=np.float32)
         return self._audio[path]
 

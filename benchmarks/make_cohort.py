@@ -27,7 +27,7 @@ COHORT_EXCERPTS = ("trn04", "trn05", "trn06", "trn09", "sample")
 def build(data: Path = DEFAULT_DATA, min_solo_s: float = 0.5) -> tuple[np.ndarray, list[str]]:
     import soundfile as sf
 
-    from speechkit.stages.audio import load_audio
+    from speechkit.core.audio import load_audio
     from speechkit.stages.diarize.embedders import make_embedder
 
     embedder = make_embedder("resemblyzer", device="cpu")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from speechkit.errors import AudioError
 from speechkit.io.atomic import write_json
@@ -46,6 +46,16 @@ class StageCache:
         self.root = Path(root) if root is not None else None
         self.hits: dict[str, int] = {}
         self.misses: dict[str, int] = {}
+
+    def counts(self, order: Sequence[str] = ()) -> dict[str, dict[str, int]]:
+        """run.json ``cache``: the hits and misses per stage, the stages of ``order`` first in
+        that order, then the others (enrollments, ...) by name; never in the order two threads
+        happened to reach the cache."""
+        rank = {name: i for i, name in enumerate(order)}
+
+        def ordered(counts: dict[str, int]) -> dict[str, int]:
+            return dict(sorted(counts.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
+        return {"hits": ordered(self.hits), "misses": ordered(self.misses)}
 
     def get_or_compute(self, stage: str, key: str, compute: Callable[[], Any]) -> Any:
         """The cached JSON value for ``(stage, key)``, computing and storing it on a miss."""

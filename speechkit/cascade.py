@@ -3,7 +3,7 @@
 A :class:`Cascade` builds each stage of a recipe once (a stage loads its model on first use, so
 model weights load once per process and a rerun served from the cache loads none) and runs
 them in the order of :data:`speechkit.stages.STAGES` on a
-:class:`~speechkit.stages.record.MeetingRecord`::
+:class:`~speechkit.core.record.MeetingRecord`::
 
     from speechkit.cascade import Cascade
     from speechkit.recipe import load_recipe
@@ -30,51 +30,51 @@ from pathlib import Path
 from typing import Any
 
 from speechkit.cache import StageCache
+from speechkit.core.record import NOTES, TRANSCRIPT, TURNS, VOICES, MeetingRecord, seconds_in_this_thread
+from speechkit.core.stage import Stage, stage_key
 from speechkit.meeting_context import MeetingContext
 from speechkit.notes import Notes
 from speechkit.recipe import Recipe
-from speechkit.stages import STAGES, Stage, build_stage, stage_key
-from speechkit.stages.identify import voice_prints
-from speechkit.stages.record import MeetingRecord, seconds_in_this_thread
+from speechkit.stages import STAGES, build_stage
 from speechkit.transcript import Transcript
 
 
 @dataclass
 class CascadeResult:
-    """One recording's speaker-attributed transcript, its speaker turns (the diarization, named),
-    what the system learnt about its voices, and what its stages report for run.json."""
+    """One recording's outputs (:mod:`speechkit.core.record`: its speaker-attributed transcript,
+    its speaker turns, the voices the system learnt, what later meetings learn from), the record
+    they come from, and what its stages report for run.json."""
 
-    transcript: Transcript
-    speakers: dict[str, list[float]]  # the name or label each cluster was given -> its centroid (voice_prints)
-    names: dict[str, str | None]  # diarization label -> given name (None: left unnamed)
+    record: MeetingRecord
+    outputs: dict[str, Any]
     timings: dict[str, float] = field(default_factory=dict)
     summaries: dict[str, dict[str, Any]] = field(default_factory=dict)  # stage -> its result's summary()
-    turns: Transcript | None = None  # who spoke when (no words): the RTTM; None: take the transcript's segments
-    notes: Notes | None = None  # the meeting's notes (None: the recipe takes none)
 
     @classmethod
     def from_record(cls, record: MeetingRecord) -> "CascadeResult":
         """The result of a record every stage has run on."""
-        names = record.names
-        speakers = voice_prints(record.diarization, names)
         summaries = {name: result.summary() for name, result in record.results.items() if hasattr(result, "summary")}
-        notes = record.notes.notes if record.notes is not None else None
-        return cls(record.transcript(), speakers, names, record.timings, summaries, record.named_turns(), notes)
+        return cls(record, record.outputs(), record.timings, summaries)
 
     @property
-    def asr(self) -> dict[str, Any]:
-        """The recognizer's loop control (``DecodeStats.as_dict``; empty without one)."""
-        return self.summaries.get("asr", {})
-
-    @property
-    def correction(self) -> dict[str, Any]:
-        """What the corrector did (empty when nothing was corrected)."""
-        return self.summaries.get("correct", {})
+    def transcript(self) -> Transcript:
+        """The speaker-attributed words, named and corrected where the stages did."""
+        return self.outputs[TRANSCRIPT]
 
     @property
     def speaker_turns(self) -> Transcript:
         """Who spoke when: the named diarization turns, or the transcript's segments without them."""
-        return self.turns if self.turns is not None else self.transcript
+        return self.outputs.get(TURNS, self.transcript)
+
+    @property
+    def speakers(self) -> dict[str, list[float]]:
+        """The name or label each voice was given -> its centroid."""
+        return self.outputs.get(VOICES, {})
+
+    @property
+    def notes(self) -> Notes | None:
+        """The meeting's notes (None: the recipe takes none)."""
+        return self.outputs.get(NOTES)
 
 
 class Cascade:
@@ -103,7 +103,8 @@ class Cascade:
                num_speakers: int | None = None, channel: int | None = None) -> MeetingRecord:
         """A fresh record of one recording (no context: audio only)."""
         return MeetingRecord(Path(audio_path), context or MeetingContext(), session_id or "", channel,
-                             num_speakers, cache or StageCache(None))
+                             num_speakers, cache or StageCache(None),
+                             stages=[self.stage(name) for name in self.stage_names])
 
     def run(self, audio_path: str | Path, context: MeetingContext | None = None,
             cache: StageCache | None = None, session_id: str | None = None,

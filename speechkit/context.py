@@ -27,10 +27,11 @@ import datetime as dt
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
+from speechkit.core.record import FLAGGED_SPANS, NOTES, TRANSCRIPT, VOICES
 from speechkit.meeting_context import MeetingContext, NotesContext, roster_line
 from speechkit.notes import Notes
 from speechkit.transcript import Transcript
@@ -62,6 +63,12 @@ class PriorMeeting:
     speakers: dict[str, list[float]]  # name or stable label -> centroid
     flagged_spans: list[tuple[float, float]] = field(default_factory=list)
     notes: Notes | None = None  # the system's notes of it (None: the recipe takes none)
+
+    @classmethod
+    def of(cls, meeting_id: str, outputs: Mapping[str, Any]) -> PriorMeeting:
+        """What later meetings learn from a meeting's outputs (:mod:`speechkit.core.record`)."""
+        return cls(meeting_id, outputs[TRANSCRIPT], outputs.get(VOICES, {}), list(outputs.get(FLAGGED_SPANS, [])),
+                   outputs.get(NOTES))
 
     def confident_words(self, min_confidence: float) -> list[list[str]]:
         """Per segment, its words as runs of consecutive confident words: a word counts when its
@@ -141,7 +148,7 @@ def artifact_terms(text: str, rare_zipf: float) -> list[str]:
 
 def _prior_speakers(prior: list[PriorMeeting]) -> dict[str, np.ndarray]:
     """Mean centroid per name or stable label over earlier meetings."""
-    from speechkit.stages.diarize.embedders import l2_normalize
+    from speechkit.core.vectors import l2_normalize
     sums: dict[str, list[np.ndarray]] = {}
     for p in prior:
         for name, vec in p.speakers.items():

@@ -42,14 +42,14 @@ from speechkit.io.atomic import check_output_file, write_json
 from speechkit.io.lock import run_folder_lock
 from speechkit.io.names import child_path
 from speechkit.io.notes import read_gold_notes, read_notes
-from speechkit.io.run_folder import workspace_of_run
+from speechkit.io.run_folder import RunFolder
 from speechkit.llm import session
 from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, NoAnswer, RequestFailed
 from speechkit.llm.session import EndpointUsage
 from speechkit.metrics.bootstrap import RESAMPLES, SEED, Ratio, bootstrap
 from speechkit.notes import GoldNotes, Notes
 from speechkit.report import rewrite_report
-from speechkit.stages.options import bounded
+from speechkit.core.options import bounded
 from speechkit.workspace import Person, Workspace
 
 log = logging.getLogger(__name__)
@@ -259,7 +259,7 @@ def judge_run(run_dir: str | Path, options: JudgeOptions, workspace: str | Path 
     run = Path(run_dir)
     out = run / JUDGED_NAME
     check_output_file(out)
-    ws = workspace_of_run(run, workspace)
+    ws = RunFolder(run).workspace(workspace)
     meetings = meetings_to_judge(run, ws)
     judge = Judge(options)
     verdicts = Verdicts({}, {m.id: m.reason() for m in meetings if m.reason()}, Counter())

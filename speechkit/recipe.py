@@ -25,7 +25,7 @@ one as a hint), a value of the wrong type, not finite or out of range, a choice 
 in a stage, the ``context`` block (:class:`ContextBudget`) or ``resources``
 (:class:`StageResources`), is a :class:`RecipeError` naming the file and the option's path
 (``recipes/x.yaml: context.hotwords: expected an integer in [0, 10000], got -3``, exit code 2);
-see :mod:`speechkit.stages.options`. The file is read as the workspace manifest is
+see :mod:`speechkit.core.options`. The file is read as the workspace manifest is
 (:mod:`speechkit.io.yamlfile`: a regular file, no duplicate keys, alias bombs or deep nesting).
 The recipes shipped with speechkit live in the package (``speechkit/recipes``,
 also reachable as ``recipes/`` in a checkout); ``l1``..``l3`` and ``ctc-l1``..``ctc-l3`` name a
@@ -51,8 +51,9 @@ from speechkit.io.names import id_problem
 from speechkit.io.yamlfile import parse_yaml
 from speechkit.metrics.bootstrap import MIN_MEETINGS
 from speechkit.qa.run import parse_qa
-from speechkit.stages import OPTIONAL_STAGES, STAGES, StageSpec, parse_stage
-from speechkit.stages.options import OptionError, StageOptions, bounded
+from speechkit.core.stage import Spec
+from speechkit.stages import DEFAULT_STAGES, OPTIONAL_STAGES, STAGES, parse_stage
+from speechkit.core.options import OptionError, StageOptions, bounded
 
 RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources", "qa", "statistics"}
 RESOURCE_NAMES = ("vad", "diarize", "asr", "workspace")
@@ -138,20 +139,26 @@ class StageResources(StageOptions):
 
 @dataclass(frozen=True)
 class Recipe:
-    """A validated recipe: each stage's :class:`~speechkit.stages.StageSpec`, defaults filled in.
+    """A validated recipe: each stage's :class:`~speechkit.stages.Spec`, defaults filled in.
 
     ``level`` is None until a level is chosen (:meth:`at_level`); running needs one.
     """
 
     name: str
     level: int | None
-    stages: dict[str, StageSpec]
+    stages: dict[str, Spec]
     context: ContextBudget = field(default_factory=ContextBudget)
     device: str = "auto"
     path: Path | None = None
     resources: dict[str, StageResources] = field(default_factory=dict)
-    qa: StageSpec | None = None
+    qa: Spec | None = None
     statistics: Statistics = field(default_factory=Statistics)
+
+    @property
+    def family(self) -> str:
+        """The recipe's name without the level :meth:`at_level` added (``whisper`` of ``whisper-l3``):
+        what its default run folder is named after."""
+        return self.name.removesuffix(f"-l{self.level}") if self.level is not None else self.name
 
     def at_level(self, level: int) -> "Recipe":
         """The recipe run at context ``level``; its name gets ``-lN``."""
@@ -250,7 +257,7 @@ def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
     specs = {}
     try:
         for name in STAGES:
-            if name in stages or name in ("attribute", "identify"):
+            if name in stages or name in DEFAULT_STAGES:
                 specs[name] = parse_stage(name, stages.get(name))
         budget = ContextBudget.from_dict(data.get("context"), "context")
         workers = _resources(data.get("resources"))

@@ -171,7 +171,7 @@ def how_to_get(record: ModelRecord) -> str:
 
 
 def models_named(options: Any) -> list[str]:
-    """The models a stage's resolved options (``StageSpec.as_dict()``) name: every ``model``
+    """The models a stage's resolved options (``Spec.as_dict()``) name: every ``model``
     option, nested ones included, except an LLM corrector's when it names an endpoint's model
     (``base_url`` set)."""
     out: list[str] = []

@@ -579,8 +579,8 @@ def write_report(out: Path, recipe: Any, ws: Any, scores: dict, results: dict | 
     the report's first line (e.g. the share of LLM requests that failed). ``cache`` (run.json
     ``cache``) is shown in report.html only: a rerun changes it, not the run's results."""
     results = results or {}
-    _write_report(out, recipe, ws, scores, {mid: r.asr for mid, r in results.items()},
-                  {mid: r.correction for mid, r in results.items()}, notice, cache)
+    _write_report(out, recipe, ws, scores, {mid: r.summaries.get("asr", {}) for mid, r in results.items()},
+                  {mid: r.summaries.get("correct", {}) for mid, r in results.items()}, notice, cache)
 
 
 def rewrite_report(run: Path) -> None:

@@ -1,19 +1,8 @@
 """Run a recipe over every meeting of a workspace, in calendar order, and score it.
 
-Run folder layout (``OUT``)::
-
-    transcripts/<meeting>.json   SegLST (speaker, speaker_name, word_times)
-    transcripts/<meeting>.stm    STM
-    transcripts/<meeting>.rttm   RTTM: the speaker turns of diarization (who spoke when), named
-    cache/<stage>/<key>.json     stored stage results (unless the run is given another cache folder)
-    context/<meeting>.json       what the context builder added (sizes, budgets; the notes context)
-    notes/<meeting>.json         the meeting's notes (``speechkit-notes/1``), when the recipe summarizes
-    qa.json                      answers to the workspace's gold questions, when the recipe has a ``qa`` block
-    scores.json                  see docs/scores-schema.md
-    report.md, report.html       tables and plots
-    run.json                     recipe, package versions, model hashes, runtime (device,
-                                 compute type, threads, seeds), timings, cache hits and misses
-                                 per stage, each stage's summary per meeting, ASR re-decodes
+The run folder's layout is :mod:`speechkit.io.run_folder`'s: the runner writes each meeting's
+transcripts and context, each stage its own per-meeting files (:meth:`~speechkit.core.stage.Stage.write`),
+then the post-run steps, scores.json, run.json and the report.
 
 The stage cache (:mod:`speechkit.cache`) may be shared by several runs (``cache_dir``; ``speechkit
 recipe --level all`` shares one between its levels): a result's key says everything it depends
@@ -42,6 +31,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -50,9 +40,8 @@ from speechkit.cascade import Cascade, CascadeResult
 from speechkit.context import PriorMeeting, build_context
 from speechkit.io.atomic import check_output_folder, remove_leftovers, write_json
 from speechkit.io.lock import run_folder_lock
-from speechkit.io.names import child_path
-from speechkit.io.notes import write_notes
 from speechkit.io.rttm import write_rttm
+from speechkit.io.run_folder import TRANSCRIPT_STM, TURNS_RTTM, RunFolder, default_run
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import write_stm
 from speechkit.llm import run as llm_run
@@ -85,8 +74,16 @@ def package_versions() -> dict[str, str | None]:
 
 
 def run_seed(recipe: Recipe) -> int:
-    """The seed of a run's random generators: the ASR options' ``seed`` (0 when it has none)."""
-    return int(getattr(recipe.stages["asr"].options, "seed", 0))
+    """The seed of a run's random generators: the ``seed`` option of the first stage that has one
+    (the recognizer's; 0 when none has)."""
+    seeds = _stage_options(recipe, "seed")
+    return int(next(iter(seeds.values()), None) or 0)
+
+
+def _stage_options(recipe: Recipe, option: str) -> dict[str, Any]:
+    """Stage name -> its value of ``option``, for the recipe's stages whose options have it, in cascade order."""
+    return {name: getattr(spec.options, option) for name, spec in recipe.stages.items()
+            if hasattr(spec.options, option)}
 
 
 def seed_everything(seed: int) -> None:
@@ -108,25 +105,21 @@ def runtime_info(recipe: Recipe) -> dict:
         device = resolve_device(recipe.device)
     except Exception as exc:  # informative only
         device = f"unresolved: {exc}"
-    asr = recipe.stages["asr"].options
-    threads: dict = {"cpu_count": os.cpu_count(), "asr_cpu_threads": getattr(asr, "cpu_threads", None),
+    resolved = not device.startswith("unresolved")
+    compute = {f"{name}_compute_type": value if value is not None or not resolved else default_compute_type(device)
+               for name, value in _stage_options(recipe, "compute_type").items()}  # None: the device's default
+    threads: dict = {"cpu_count": os.cpu_count(),
+                     **{f"{name}_cpu_threads": value for name, value in _stage_options(recipe, "cpu_threads").items()},
                      **{name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
     if "torch" in sys.modules:
         threads["torch"] = sys.modules["torch"].get_num_threads()
-    compute = getattr(asr, "compute_type", None)
-    if compute is None and hasattr(asr, "compute_type") and not device.startswith("unresolved"):
-        compute = default_compute_type(device)  # what the Whisper backend picks for the device
-    return {"device": device, "asr_compute_type": compute, "threads": threads,
-            "seeds": {"run": run_seed(recipe), "asr": getattr(asr, "seed", None)}}
-
-
-#: The folder of the default run folders (and of the stage cache they share).
-RUNS = Path("runs")
+    return {"device": device, **compute, "threads": threads,
+            "seeds": {"run": run_seed(recipe), **_stage_options(recipe, "seed")}}
 
 
 def default_out(recipe: Recipe, ws: Workspace) -> Path:
-    """The default run folder: ``runs/<recipe>-<workspace>``."""
-    return child_path(RUNS, f"{recipe.name}-{ws.name}")
+    """The default run folder of a recipe at its level: ``runs/<recipe family>-<workspace>/l<level>``."""
+    return default_run(recipe.family, ws.name, recipe.level).root
 
 
 def run_meetings(recipe: Recipe, ws: Workspace, out: Path, cascade: Cascade, cache: StageCache,
@@ -140,25 +133,23 @@ def run_meetings(recipe: Recipe, ws: Workspace, out: Path, cascade: Cascade, cac
         from speechkit.recipe import RecipeError
         raise RecipeError(recipe.path, "no context level: give --level 1, 2 or 3 (or set level: in the recipe)")
     llm_run.start_run(recipe, cache.root / "llm" if cache.root is not None else None)  # probes, before any audio
+    run = RunFolder(out)
     prior: list[PriorMeeting] = []
     results: dict[str, CascadeResult] = {}
     for meeting in tqdm(ws.scored_meetings, desc=f"{recipe.name} {ws.name}", unit="meeting", disable=not progress):
         seed_everything(run_seed(recipe))
         context = build_context(ws, meeting, recipe.level, prior, recipe.context)
         result = cascade.run(meeting.audio, context, cache, session_id=meeting.id)
-        write_json(child_path(out / "context", meeting.id, ".json"),
+        write_json(run.context(meeting.id),
                    {"level": recipe.level, "additions": context.log, "prompt": context.biasing.prompt,
                     "hotwords": context.biasing.hotwords, "notes_context": context.notes.as_dict()})
-        transcripts = out / "transcripts"
-        write_stm(child_path(transcripts, meeting.id, ".stm"), [result.transcript])
-        write_rttm(child_path(transcripts, meeting.id, ".rttm"), [result.speaker_turns])
-        write_seglst(child_path(transcripts, meeting.id, ".json"), [result.transcript])
-        if result.notes is not None:
-            write_notes(child_path(out / "notes", meeting.id, ".json"), result.notes, meeting.id)
+        write_stm(run.meeting_file(TRANSCRIPT_STM, meeting.id), [result.transcript])
+        write_rttm(run.meeting_file(TURNS_RTTM, meeting.id), [result.speaker_turns])
+        write_seglst(run.transcript(meeting.id), [result.transcript])
+        for stage in result.record.stages:
+            stage.write(result.record, run)
         results[meeting.id] = result
-        prior.append(PriorMeeting(meeting.id, result.transcript, result.speakers,
-                                  [tuple(span) for span in result.summaries.get("asr", {}).get("flagged_spans", [])],
-                                  result.notes))
+        prior.append(PriorMeeting.of(meeting.id, result.outputs))
     return results
 
 
@@ -172,8 +163,10 @@ def finish_run(recipe: Recipe, ws: Workspace, out: Path, results: dict[str, Casc
         from speechkit.qa.run import answer_run
         answer_run(ws, out, recipe.qa)
     llm = llm_run.finish_run(recipe)  # fails the run when more LLM requests failed than allowed
+    summaries = stage_summaries(results)
     scores = score_workspace(ws, out / "transcripts", out=out / "scores.json")
-    cache_counts = {"hits": cache.hits, "misses": cache.misses} if cache else None
+    stages = cascade_stages(recipe)
+    cache_counts = cache.counts([name for stage in stages for name in (stage.name, *stage.caches)]) if cache else None
     write_json(out / "run.json", {
         "recipe": recipe.as_dict(), "workspace": {"name": ws.name, "root": str(ws.root)},
         "executor": executor, "packages": package_versions(), "models": model_hashes(recipe),
@@ -183,8 +176,8 @@ def finish_run(recipe: Recipe, ws: Workspace, out: Path, results: dict[str, Casc
         "timings": {"total_s": round(elapsed_s, 3),
                     "meetings": {mid: {k: round(v, 3) for k, v in r.timings.items()} for mid, r in results.items()}},
         "cache": cache_counts,
-        "stages": stage_summaries(results),
-        "asr": asr_statistics(results),
+        "stages": summaries,
+        **run_summaries(stages, summaries),
         "llm": llm,
     })
     write_report(out, recipe, ws, scores, results, notice=llm_run.failure_notice(llm), cache=cache_counts)
@@ -202,17 +195,21 @@ def stage_summaries(results: dict[str, CascadeResult]) -> dict[str, dict[str, di
     return out
 
 
-def asr_statistics(results: dict[str, CascadeResult]) -> dict:
-    """run.json ``asr``: the recognizer's loop control per meeting (windows checked, flagged by
-    reason, re-decodes, cleaned) and summed over the run."""
-    from speechkit.stages.asr import DecodeStats
-    total = DecodeStats()
-    meetings = {}
-    for mid, result in results.items():
-        stats = DecodeStats.from_dict(result.asr or {})
-        total.add(stats)
-        meetings[mid] = {k: v for k, v in stats.as_dict().items() if k != "flagged_spans"}
-    return {"total": {k: v for k, v in total.as_dict().items() if k != "flagged_spans"}, "meetings": meetings}
+def run_summaries(stages: list, summaries: dict[str, dict[str, dict]]) -> dict[str, Any]:
+    """The run.json blocks of the stages that give one (:meth:`~speechkit.core.stage.Stage.run_summary`),
+    by stage name, in cascade order."""
+    out = {}
+    for stage in stages:
+        block = stage.run_summary(summaries.get(stage.name, {}))
+        if block is not None:
+            out[stage.name] = block
+    return out
+
+
+def cascade_stages(recipe: Recipe) -> list:
+    """The recipe's stage objects in cascade order (built, no model loaded)."""
+    cascade = Cascade(recipe)
+    return [cascade.stage(name) for name in cascade.stage_names]
 
 
 def run_workspace(recipe: Recipe, ws: Workspace, out: str | Path | None = None,

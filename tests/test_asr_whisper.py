@@ -16,7 +16,7 @@ from speechkit.stages.asr import Biasing
 from speechkit.stages.asr.clips import plan_clips
 from speechkit.stages.asr.prompt_budget import MAX_PROMPT_TOKENS
 from speechkit.stages.asr.whisper import WhisperRecognizer
-from speechkit.stages.audio import load_audio
+from speechkit.core.audio import load_audio
 from speechkit.errors import ModelNotAvailableError
 
 JFK = ("And so my fellow Americans, ask not what your country can do for you, "

@@ -11,7 +11,7 @@ import pytest
 import soundfile as sf
 import soxr
 
-from speechkit.stages.audio import audio_duration, iter_audio_chunks, load_audio
+from speechkit.core.audio import audio_duration, iter_audio_chunks, load_audio
 from speechkit.errors import AudioError
 
 pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs the ffmpeg binary")

@@ -10,8 +10,9 @@ from speechkit.cascade import Cascade
 from speechkit.context import build_context
 from speechkit.io.manifest import load_workspace
 from speechkit.recipe import load_recipe
-from speechkit.stages import build_stage, parse_stage, stage_key
-from speechkit.stages.record import MeetingRecord
+from speechkit.core.record import TRANSCRIPT, TURNS, VOICES, MeetingRecord
+from speechkit.core.stage import stage_key
+from speechkit.stages import build_stage, parse_stage
 
 
 @pytest.fixture(scope="module")
@@ -72,15 +73,18 @@ def test_a_key_follows_what_the_stage_reads(records, cascade):
 def test_results_are_held_by_stage_name_and_round_trip(records, cascade):
     record = next(iter(records.values()))
     assert list(record.results) == cascade.stage_names
-    assert record.result("vad") is record.speech and record.result("diarize") is record.diarization
-    assert record.names and set(record.names) == set(record.diarization.centroids)
-    assert any(seg.speaker_name for seg in record.named_transcript().segments)  # L3 enrollments name voices
+    names = record.result("identify")
+    assert names and set(names) == set(record.result("diarize").centroids)
+    outputs = record.outputs()
+    assert any(seg.speaker_name for seg in outputs[TRANSCRIPT].segments)  # L3 enrollments name voices
+    assert {seg.speaker_name for seg in outputs[TURNS].segments} == set(names.values())
+    assert set(outputs[VOICES]) == {names[label] or label for label in names}
     for name in ("vad", "asr", "diarize"):
         stage = cascade.stage(name)
         result = record.results[name]
         again = stage.result_type.from_dict(result.to_dict())
         assert again.to_dict() == result.to_dict(), name
-    assert record.recognition.stats.windows >= 1 and record.recognition.summary()["windows"] >= 1
+    assert record.result("asr").stats.windows >= 1 and record.result("asr").summary()["windows"] >= 1
 
 
 def test_stored_results_are_served_from_the_cache_on_a_second_record(workspace, records, cascade):
@@ -134,7 +138,8 @@ def test_stages_run_side_by_side_give_the_results_of_running_them_in_order(works
     finally:
         del cascade.run_stage
     assert record.keys == first.keys and record.transcript() == first.transcript()
-    assert record.diarization.turns == first.diarization.turns and record.names == first.names
+    assert record.result("diarize").turns == first.result("diarize").turns
+    assert record.result("identify") == first.result("identify")
     main = threading.current_thread().name
     assert {n for n, t in threads.items() if t != main} == {"diarize", "identify"}, threads
     assert set(record.timings) >= set(cascade.stage_names) | {"audio"}

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from speechkit.stages.diarize import clustering as cl
-from speechkit.stages.diarize.embedders import l2_normalize
+from speechkit.core.vectors import l2_normalize
 
 
 def _speakers(sizes, dim=64, spread=0.15, seed=0, base=0.0):

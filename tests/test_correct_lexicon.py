@@ -196,7 +196,7 @@ def test_a_lone_common_word_is_not_rewritten_as_a_number_term_when_confident():
 
 def test_real_recording_unsure_words_become_the_term_and_confident_ones_stay(realdata):
     # Whisper tiny.en hears the product name "ComfyUI" as "comfy eye", once unsure, once sure.
-    from speechkit.stages.audio import load_audio
+    from speechkit.core.audio import load_audio
 
     audio = load_audio(realdata / "faster-whisper" / "hotwords.mp3")
     segments = make_backend("asr", "whisper", model="tiny.en", device="cpu", batch_size=1).transcribe(audio)

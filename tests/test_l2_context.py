@@ -13,7 +13,7 @@ from speechkit.stages import make_backend
 from speechkit.context import PriorMeeting, build_context, confident_rare_words, confident_text
 from speechkit.recipe import ContextBudget
 from speechkit.stages.asr import Biasing
-from speechkit.stages.audio import load_audio
+from speechkit.core.audio import load_audio
 from speechkit.transcript import Segment, Transcript, Word
 
 
@@ -194,7 +194,7 @@ def test_a_voice_between_two_known_ones_takes_neither_name(embedder):
 
 def test_prior_margin_is_validated():
     from speechkit.stages import parse_stage
-    from speechkit.stages.options import OptionError
+    from speechkit.core.options import OptionError
     assert parse_stage("identify", {"prior_margin": 0.1}).options.prior_margin == 0.1
     with pytest.raises(OptionError):
         parse_stage("identify", {"prior_margin": -0.1})

@@ -12,7 +12,7 @@ from speechkit.probe.loop import ProbeOptions
 from speechkit.probe.novelty import NoveltyFilter
 from speechkit.probe.roles import TokenMeter
 from speechkit.probe.scoreboard import Scoreboard
-from speechkit.stages.options import OptionError
+from speechkit.core.options import OptionError
 
 
 @pytest.mark.parametrize("faith, comp, expected, is_severe", [

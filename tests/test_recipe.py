@@ -196,7 +196,7 @@ def _option_classes() -> set[type]:
     from speechkit.recipe import ContextBudget, StageResources, Statistics
     from speechkit.stages import STAGES, backend_class, stage_module
     from speechkit.stages.diarize.embedders import EMBEDDERS, embedder_class
-    from speechkit.stages.options import StageOptions
+    from speechkit.core.options import StageOptions
 
     found = {ContextBudget, StageResources, Statistics} | {embedder_class(name).Options for name in EMBEDDERS}
     found |= {backend_class(stage, b).Options for stage in STAGES for b in stage_module(stage).BACKENDS}
@@ -215,7 +215,7 @@ def _numeric(hint) -> bool:
 
 
 def test_every_number_option_has_bounds_and_every_default_is_valid():
-    from speechkit.stages.options import Bounds
+    from speechkit.core.options import Bounds
 
     classes = _option_classes()
     assert len(classes) >= 15
@@ -228,7 +228,7 @@ def test_every_number_option_has_bounds_and_every_default_is_valid():
 
 def test_options_built_in_python_are_checked_too():
     from speechkit.stages.diarize.embedding import DiarizerOptions
-    from speechkit.stages.options import OptionError
+    from speechkit.core.options import OptionError
     from speechkit.stages.vad import VadOptions
 
     with pytest.raises(OptionError, match=r"^threshold: expected a finite number, got nan$"):

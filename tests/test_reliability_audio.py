@@ -205,7 +205,7 @@ CYCLE_S = 120  # 30 s of real speech, then 90 s of silence
 STREAM = textwrap.dedent("""
     import resource, sys
     import numpy as np
-    from speechkit.stages.audio import iter_audio_chunks
+    from speechkit.core.audio import iter_audio_chunks
     path = sys.argv[1]
     first = iter_audio_chunks(path, chunk_s=30.0)
     next(first)

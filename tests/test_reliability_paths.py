@@ -109,7 +109,7 @@ def test_workspace_name_with_dot_dot_is_rejected_and_cannot_move_the_default_run
     with pytest.raises(OutputError, match="not a safe identifier"):
         default_out(recipe, built)
     ok = default_out(recipe, Workspace(name="tiny", root=ws_dir, people=(), meetings=()))
-    assert ok.parent == Path("runs") and ok.name.endswith("-tiny")
+    assert ok == Path("runs") / "whisper-tiny" / "l1"  # runs/<recipe family>-<workspace>/l<level>
 
 
 # 3. The atomic writer replaces only regular files; symlinks, folders, devices and inputs are refused.

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from speechkit.stages import make_backend
-from speechkit.stages.audio import load_audio
+from speechkit.core.audio import load_audio
 
 # Every window decoded by sampling at temperature 1.0 (the sequential path samples 5 candidates):
 # without a seed, two decodings of the same audio differ.

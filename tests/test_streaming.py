@@ -9,7 +9,7 @@ import soundfile as sf
 
 from speechkit.cascade import Cascade
 from speechkit.recipe import load_recipe
-from speechkit.stages.audio import GRID_S, load_audio, read_spans, span_blocks
+from speechkit.core.audio import GRID_S, load_audio, read_spans, span_blocks
 from speechkit.stages.diarize.embedding import sliding_windows
 
 

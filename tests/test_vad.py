@@ -10,7 +10,7 @@ import torch
 from model_builders import build_pyannote_segmentation
 
 from speechkit.stages import make_backend
-from speechkit.stages.audio import load_audio
+from speechkit.core.audio import load_audio
 from speechkit.errors import ModelNotAvailableError
 from speechkit.stages.vad import VadOptions, regions_from_probabilities
 

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
     given = {field: getattr(args, flag) for flag, field in FLAGS.items() if getattr(args, flag) is not None}
     options = options_from_args(PairsOptions, {**given, **endpoint_settings(args)}, FLAGS)
-    for k, folder in enumerate(level_folders(args.run)):
+    for k, folder in enumerate(run.root for run in level_folders(args.run)):
         started = time.perf_counter()
         document = align_run(folder, options, args.workspace, args.cache_dir)
         print(("\n" if k else "") + f"{folder} (similarity {document['similarity']}, "

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from speechkit.judge import format_judged, judge_run
 
     options = judge_options(args)
-    folders = level_folders(args.run)
+    folders = [run.root for run in level_folders(args.run)]
     for k, folder in enumerate(folders):
         started = time.perf_counter()
         judged = judge_run(folder, options, args.workspace, args.cache_dir or args.run / "cache" / "llm",

@@ -31,11 +31,11 @@ def endpoint_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def options_from_args(options_type: type, settings: dict[str, Any], flags: dict[str, str] | None = None) -> Any:
-    """``options_type`` (a :class:`~speechkit.stages.options.StageOptions`) from the command line's
+    """``options_type`` (a :class:`~speechkit.core.options.StageOptions`) from the command line's
     ``settings``, checked as a recipe's are; a bad value is ``--FLAG: problem`` (``flags``: flag ->
     field where they differ)."""
     from speechkit.errors import SpeechkitError
-    from speechkit.stages.options import OptionError
+    from speechkit.core.options import OptionError
 
     try:
         return options_type.from_dict(settings, where="")

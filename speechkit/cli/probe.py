@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = probe_options(args)
     rates = {}
-    for k, folder in enumerate(level_folders(args.run)):
+    for k, folder in enumerate(run.root for run in level_folders(args.run)):
         started = time.perf_counter()
         document = probe_run(folder, options, args.meeting, args.workspace,
                              args.cache_dir or args.run / "cache" / "llm")

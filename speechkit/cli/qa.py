@@ -33,12 +33,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from speechkit.io.run_folder import workspace_of_run
+    from speechkit.io.run_folder import RunFolder
     from speechkit.llm import session
     from speechkit.metrics.catalog import METRICS, QUESTION_METRICS
     from speechkit.qa.run import answer_run, parse_qa
     from speechkit.recipe import RecipeError, parse_settings
-    from speechkit.stages.options import OptionError
+    from speechkit.core.options import OptionError
 
     if not args.run.is_dir():
         raise SpeechkitError(f"{args.run}: run folder not found")
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         spec = parse_qa({"backend": args.backend, **parse_settings(args.settings)})
     except OptionError as exc:
         raise RecipeError("--set", exc.problem, field=exc.field) from None
-    ws = workspace_of_run(args.run, args.workspace)
+    ws = RunFolder(args.run).workspace(args.workspace)
     session.begin(None)
     try:
         document = answer_run(ws, args.run, spec, args.out, args.resamples, args.seed)

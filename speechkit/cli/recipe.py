@@ -34,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from speechkit.llm.run import with_failure_policy
     from speechkit.preflight import check_models
     from speechkit.recipe import load_recipe, parse_settings
+    from speechkit.io.run_folder import LevelsFolder, default_folder
     from speechkit.report import print_summary, write_comparison
-    from speechkit.runner import default_out
 
     if args.show_options:
         from speechkit.stages.reference import options_reference
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     ws = load_workspace(args.workspace)
     executor = make_executor(args.executor, args.address)
     levels = (1, 2, 3) if args.level == "all" else (int(args.level),)
-    base = args.out
+    folder = LevelsFolder(args.out) if args.out is not None else None
     runs = {}
     for level in levels:
         recipe = with_failure_policy(load_recipe(args.asr, level=level).with_overrides(
@@ -54,14 +54,15 @@ def run(args: argparse.Namespace) -> int:
             check_models(recipe)  # every model is here: fail before torch loads or audio is read
             from speechkit.devices import resolve_device
             resolve_device(recipe.device)
-        out = (base or Path("runs") / f"{args.asr}-{ws.name}") / f"l{level}" if args.level == "all" else base
-        [result] = executor.run(recipe, [Job(ws, out or default_out(recipe, ws), cache_dir(args))])
+        if folder is None:
+            folder = default_folder(recipe.family, ws.name)
+        out = folder.level(level).root if args.level == "all" or args.out is None else args.out
+        [result] = executor.run(recipe, [Job(ws, out, cache_dir(args))])
         print(f"== {recipe.name} ({result.out})")
         print_summary(result.scores)
-        runs[f"L{level}"] = result
+        runs[level] = result
     if args.level == "all":
-        root = base or Path("runs") / f"{args.asr}-{ws.name}"
-        write_comparison(root, compare([Run(level, root / level.lower(), r.scores) for level, r in runs.items()],
-                                       min_meetings=recipe.statistics.min_meetings))
-        print(f"wrote {root}/comparison.md and comparison.html")
+        write_comparison(folder.root, compare([Run(f"L{n}", folder.level(n).root, r.scores) for n, r in runs.items()],
+                                              min_meetings=recipe.statistics.min_meetings))
+        print(f"wrote {folder.comparison('.md')} and {folder.comparison('.html')}")
     return 0

@@ -49,7 +49,7 @@ def add_set_option(p: argparse.ArgumentParser) -> None:
 def cache_dir(args: argparse.Namespace) -> Path:
     """The stage cache of a run: ``--cache-dir``; else the cache in the folder the user named
     (``--out``); else the one that every run under the default ``runs/`` shares."""
-    from speechkit.runner import RUNS
+    from speechkit.io.run_folder import RUNS
     if args.cache_dir is not None:
         return args.cache_dir
     return args.out / "cache" if args.out is not None else RUNS / "cache"

@@ -150,7 +150,7 @@ def _scan(folder: Path, skip: set[Path]) -> _Found:
 
 
 def _audio_blocks(path: Path, channel: int | None):
-    from speechkit.stages.audio import iter_audio_chunks
+    from speechkit.core.audio import iter_audio_chunks
 
     return iter_audio_chunks(path, chunk_s=60.0, sample_rate=SAMPLE_RATE, channel=channel)
 

@@ -62,7 +62,7 @@ def read_people(path: Path, inside: Path | None = None) -> list[SourcePerson]:
             if not clip_path.is_file():
                 raise FormatError(path, f"enrollments: file {clip!r} not found in {path.parent}", line=number)
             try:
-                from speechkit.stages.audio import audio_duration
+                from speechkit.core.audio import audio_duration
                 audio_duration(clip_path)
             except AudioError as exc:
                 raise FormatError(path, f"enrollments: {exc}", line=number) from None

@@ -34,7 +34,7 @@ from speechkit.llm import session
 from speechkit.llm.endpoint import Endpoint, resolve_endpoint
 from speechkit.llm.server import LocalServer, ServerError, ServerOptions, shared_server
 from speechkit.llm.transport import Reply, exchange
-from speechkit.stages.options import OptionError, StageOptions, bounded
+from speechkit.core.options import OptionError, StageOptions, bounded
 
 log = logging.getLogger(__name__)
 

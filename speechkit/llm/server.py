@@ -30,7 +30,7 @@ from pathlib import Path
 
 from speechkit import registry
 from speechkit.errors import SpeechkitError
-from speechkit.stages.options import StageOptions, bounded
+from speechkit.core.options import StageOptions, bounded
 
 log = logging.getLogger(__name__)
 

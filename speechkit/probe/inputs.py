@@ -19,7 +19,7 @@ from speechkit.io import read_transcripts
 from speechkit.io.jsonfile import read_json
 from speechkit.io.names import child_path
 from speechkit.io.notes import read_notes
-from speechkit.io.run_folder import workspace_of_run
+from speechkit.io.run_folder import RunFolder
 from speechkit.notes import Notes
 from speechkit.stages.summarize.llm import chunk_lines, transcript_lines
 from speechkit.transcript import Transcript
@@ -62,7 +62,7 @@ def open_run(folder: str | Path, workspace: str | Path | None = None) -> RunInfo
     level = recipe.get("level") if isinstance(recipe, dict) else None
     if type(level) is not int or not 1 <= level <= 3:
         raise FormatError(run / "run.json", f"level {level!r} is not 1, 2 or 3", field="recipe.level")
-    return RunInfo(run, level, workspace_of_run(run, workspace))
+    return RunInfo(run, level, RunFolder(run).workspace(workspace))
 
 
 def _one(path: Path, meeting: str) -> Transcript:

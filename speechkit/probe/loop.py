@@ -29,7 +29,7 @@ from speechkit.probe.labels import label, severe
 from speechkit.probe.novelty import NoveltyFilter
 from speechkit.probe.roles import DEMANDS, Roles
 from speechkit.probe.scoreboard import Scoreboard
-from speechkit.stages.options import OptionError, bounded
+from speechkit.core.options import OptionError, bounded
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 from speechkit.metrics.qa import normalized
 from speechkit.qa.output import MeetingOutput
 from speechkit.qa.questions import Ask
-from speechkit.stages.options import StageOptions
+from speechkit.core.options import StageOptions
 from speechkit.stages.summarize.extractive import REQUEST, Roster, extract_notes, split_sentences
 from speechkit.text_similarity import content_words
 

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, RequestFailed
 from speechkit.qa.output import MeetingOutput
 from speechkit.qa.questions import Ask
-from speechkit.stages.options import bounded
+from speechkit.core.options import bounded
 from speechkit.stages.summarize.llm import chunk_lines, transcript_lines
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ from speechkit.llm.run import checked_endpoint
 from speechkit.llm.schema import answer_token_limit
 from speechkit.metrics.qa_alignment import THRESHOLD, Alignment, align_summaries, align_texts
 from speechkit.probe.inputs import RunInfo, open_run, read_transcript
-from speechkit.stages.options import bounded
+from speechkit.core.options import bounded
 from speechkit.qa.questions import default_questions_path, read_questions
 from speechkit.stages.summarize.llm import chunk_lines, transcript_lines
 from speechkit.text_similarity import TextSimilarity, text_similarity

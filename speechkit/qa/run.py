@@ -23,15 +23,15 @@ from speechkit.metrics.bootstrap import RESAMPLES, SEED
 from speechkit.metrics.qa import RULES, aggregate, gold_questions_of, score_run
 from speechkit.qa.answers import answers_document
 from speechkit.qa.output import read_output
-from speechkit.stages import StageSpec, registered_class
-from speechkit.stages.options import OptionError
+from speechkit.core.stage import Spec, registered_class
+from speechkit.core.options import OptionError
 from speechkit.workspace import Workspace
 
 BACKENDS = {"extractive": "speechkit.qa.extractive:ExtractiveAnswerer", "llm": "speechkit.qa.llm:LLMAnswerer"}
 DEFAULT_BACKEND = "extractive"
 
 
-def parse_qa(data: Mapping[str, Any] | None, where: str = "qa") -> StageSpec:
+def parse_qa(data: Mapping[str, Any] | None, where: str = "qa") -> Spec:
     """A recipe's ``qa`` block (None: the defaults) as a checked spec; raises :class:`OptionError`."""
     if data is not None and not isinstance(data, Mapping):
         raise OptionError(where, "expected a mapping of options")
@@ -40,10 +40,10 @@ def parse_qa(data: Mapping[str, Any] | None, where: str = "qa") -> StageSpec:
     if not isinstance(backend, str):
         raise OptionError(f"{where}.backend", f"expected a backend name, got {backend!r}"[:200])
     options = registered_class(BACKENDS, backend, f"{where}.backend").Options.from_dict(data, where)
-    return StageSpec("qa", backend, options)
+    return Spec("qa", backend, options)
 
 
-def answer_run(ws: Workspace, run_dir: str | Path, spec: StageSpec | None = None, out: str | Path | None = None,
+def answer_run(ws: Workspace, run_dir: str | Path, spec: Spec | None = None, out: str | Path | None = None,
                resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
     """Answer the gold questions of every scored meeting of ``ws`` from the run in ``run_dir``;
     write and return the ``qa.json`` mapping (``out``: default ``RUN/qa.json``)."""

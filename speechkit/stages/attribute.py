@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
-from speechkit.stages import BackendStage, Stage, StageSpec
-from speechkit.stages.options import StageOptions, bounded
-from speechkit.stages.record import MeetingRecord
-from speechkit.transcript import Segment, Word
+from speechkit.core.stage import BackendStage, Spec, Stage
+from speechkit.core.options import StageOptions, bounded
+from speechkit.core.record import TRANSCRIPT, MeetingRecord
+from speechkit.transcript import Segment, Transcript, Word
 
 
 def _best_turns(starts: np.ndarray, ends: np.ndarray, turn_starts: np.ndarray,
@@ -173,7 +174,7 @@ BACKENDS = {"overlap": "speechkit.stages.attribute:WordAttributor"}
 DEFAULT_BACKEND = "overlap"
 
 
-def build(spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> AttributeStage:
+def build(spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> AttributeStage:
     """The attribution stage for a recipe's ``stages.attribute``."""
     return AttributeStage(spec, device, reads)
 
@@ -182,8 +183,13 @@ class AttributeStage(BackendStage[list[Segment]]):
     """The ASR words re-cut into segments carrying the diarization's speaker labels."""
 
     name = "attribute"
+    backends = BACKENDS
     reads = ("asr", "diarize")
     version = 2  # 2: a change of speaker inside a sentence moves to a sentence end nearby
 
     def run(self, record: MeetingRecord) -> list[Segment]:
-        return self.backend(record.recognition, record.diarization.turns)
+        return self.backend(record.result("asr"), record.result("diarize").turns)
+
+    def outputs(self, record: MeetingRecord, so_far: Mapping[str, Any]) -> dict[str, Any]:
+        """The transcript: the words in single-speaker segments, each with its speaker's label."""
+        return {TRANSCRIPT: Transcript(record.session_id, record.result(self.name))}

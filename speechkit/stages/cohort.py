@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from speechkit.stages.diarize.embedders import l2_normalize
+from speechkit.core.vectors import l2_normalize
 
 __all__ = [
     "COHORT_FILE",

@@ -28,19 +28,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
 from speechkit.cache import digest, file_digest
-from speechkit.stages import Stage, StageSpec, backend_class
-from speechkit.stages.audio import SAMPLE_RATE, load_audio
+from speechkit.core.stage import Spec, Stage, registered_class
+from speechkit.core.audio import SAMPLE_RATE, load_audio
 from speechkit.stages.cohort import DEFAULT_THRESHOLD as SNORM_THRESHOLD
 from speechkit.stages.cohort import cohort_for, normalized_scores
-from speechkit.stages.diarize.embedders import Embedder, ResemblyzerEmbedder, l2_normalize
-from speechkit.stages.options import StageOptions, bounded
-from speechkit.stages.record import MeetingRecord
+from speechkit.core.vectors import l2_normalize
+from speechkit.stages.diarize.embedders import Embedder, ResemblyzerEmbedder
+from speechkit.core.options import StageOptions, bounded
+from speechkit.core.record import TRANSCRIPT, TURNS, VOICES, MeetingRecord
+from speechkit.transcript import name_segments
 
 if TYPE_CHECKING:
     from speechkit.stages.diarize import Diarization
@@ -282,7 +284,7 @@ def _margin(scores: np.ndarray, row: int, col: int) -> float:
     return float(scores[row, col] - rivals.max()) if rivals.size else float("inf")
 
 
-def build(spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> IdentifyStage:
+def build(spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> IdentifyStage:
     return IdentifyStage(spec, device, reads)
 
 
@@ -291,8 +293,10 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
 
     name = "identify"
     reads = ("diarize",)
+    context_fields = ("enrollments", "stable_labels", "prior_speakers")
+    caches = ("enroll",)
 
-    def __init__(self, spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
+    def __init__(self, spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
         super().__init__(spec, device, reads)
         self.diarize: Any = self.inputs["diarize"]
         self._identifier: CosineIdentifier | None = None
@@ -310,7 +314,7 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
             if embedder is None:
                 raise ValueError(f"the {self.diarize.spec.backend} diarization backend gives no "
                                  f"embedder to identify speakers with")
-            self._identifier = backend_class("identify", self.spec.backend)(
+            self._identifier = registered_class(BACKENDS, self.spec.backend, "stages.identify.backend")(
                 self.spec.options, device=self.device, embedder=embedder)
         return self._identifier
 
@@ -323,13 +327,23 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
         prior = context.prior_speakers if context.stable_labels else None
         return self.identifier.name(centroids, enrollments, prior)
 
+    def outputs(self, record: MeetingRecord, so_far: Mapping[str, Any]) -> dict[str, Any]:
+        """The transcript and the speaker turns with the names given, and each name's voice
+        (:func:`voice_prints`)."""
+        names = record.result(self.name)
+        out: dict[str, Any] = {VOICES: voice_prints(record.result("diarize"), names)}
+        for key in (TRANSCRIPT, TURNS):
+            if key in so_far:
+                out[key] = replace(so_far[key], segments=name_segments(so_far[key].segments, names))
+        return out
+
     def enrollment_vectors(self, record: MeetingRecord) -> dict[str, np.ndarray]:
         """One voice print per enrolled person (:func:`enroll`: the clips embedded jointly),
         cached under the clips' content and the embedder's identity."""
         out = {}
         for name, clips in record.context.enrollments.items():
             key = digest([file_digest(c) for c in clips], self.diarize.embedder_identity(), "joint")
-            vector = record.cache.get_or_compute("enroll", key, lambda clips=clips: enroll(
+            vector = record.cache.get_or_compute(self.caches[0], key, lambda clips=clips: enroll(
                 self.identifier.embedder, {"_": [load_audio(c) for c in clips]})["_"].tolist())
             out[name] = np.asarray(vector, dtype=np.float32)
         return out

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from speechkit.stages.audio import SAMPLE_RATE
+from speechkit.core.audio import SAMPLE_RATE
 
 #: The telephone band and the band above it (Hz), as the frame's power spectrum splits them.
 TELEPHONE_BAND = (300.0, 3400.0)

@@ -8,7 +8,7 @@ import typing
 from collections.abc import Iterator
 
 from speechkit.stages import STAGES, backend_class, stage_module
-from speechkit.stages.options import StageOptions
+from speechkit.core.options import StageOptions
 
 
 def option_lines(options: type[StageOptions], prefix: str) -> Iterator[str]:

@@ -32,11 +32,11 @@ import numpy as np
 
 from speechkit import registry
 from speechkit.devices import onnx_cpu_session, resolve_device
-from speechkit.stages import BackendStage, Stage, StageSpec
-from speechkit.stages.audio import SAMPLE_RATE, iter_audio_chunks
+from speechkit.core.stage import BackendStage, Spec, Stage
+from speechkit.core.audio import SAMPLE_RATE, iter_audio_chunks
 from speechkit.stages.narrowband import narrowband_frames
-from speechkit.stages.options import StageOptions, bounded
-from speechkit.stages.record import MeetingRecord
+from speechkit.core.options import StageOptions, bounded
+from speechkit.core.record import MeetingRecord
 
 log = logging.getLogger(__name__)
 
@@ -376,7 +376,7 @@ class PyannoteVad(_FrameVad):
         return np.nan_to_num(scores.data[:, 0]), float(scores.sliding_window.step)
 
 
-def build(spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> VadStage:
+def build(spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> VadStage:
     """The VAD stage for a recipe's ``stages.vad``."""
     return VadStage(spec, device, reads)
 
@@ -385,6 +385,7 @@ class VadStage(BackendStage[Speech]):
     """Speech regions of a recording, read in ``chunk_s`` chunks (see the module docstring)."""
 
     name = "vad"
+    backends = BACKENDS
     version = 3  # 2: Silero through onnxruntime's sequence export; 3: its 8 kHz model in telephone-band stretches
     reads_audio = True
     stored = True

@@ -27,7 +27,7 @@ import numpy as np
 
 from speechkit.devices import onnx_cpu_session
 from speechkit.errors import SpeechkitError
-from speechkit.stages.audio import SAMPLE_RATE
+from speechkit.core.audio import SAMPLE_RATE
 
 _FRAME = 0.01
 

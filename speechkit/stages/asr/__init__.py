@@ -21,11 +21,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from speechkit.io.seglst import segments_from_rows, segments_to_rows
-from speechkit.stages import BackendStage, Stage, StageSpec, model_identity
+from speechkit.core.stage import BackendStage, Spec, Stage, model_identity
 from speechkit.stages.asr.biasing import AsrOptions, Biasing
 from speechkit.stages.asr.loop_control import DecodeStats
-from speechkit.stages.audio import read_blocks, span_blocks
-from speechkit.stages.record import MeetingRecord
+from speechkit.core.audio import read_blocks, span_blocks
+from speechkit.core.record import FLAGGED_SPANS, MeetingRecord
 
 __all__ = ["AsrOptions", "AsrStage", "Biasing", "DecodeStats", "Recognition", "Recognizer", "build"]
 
@@ -67,7 +67,7 @@ class Recognizer(Protocol):
         ...
 
 
-def build(spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> AsrStage:
+def build(spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> AsrStage:
     """The ASR stage for a recipe's ``stages.asr``."""
     return AsrStage(spec, device, reads)
 
@@ -76,12 +76,14 @@ class AsrStage(BackendStage[Recognition]):
     """Words of a recording's speech regions, block by block, biased by the meeting's context."""
 
     name = "asr"
+    backends = BACKENDS
     # 2: word pieces joined ("$45" ",000" -> "$45,000"); L2 verifies only windows with a hot word
     # 3: batched decoding leaves the pauses between speech regions out of its windows
     # 4: speech no decoded word covers is decoded again on its own (missed_speech_s)
     version = 4
     reads = ("vad",)
     reads_audio = True
+    context_fields = ("biasing",)
     stored = True
     result_type = Recognition
 
@@ -94,7 +96,22 @@ class AsrStage(BackendStage[Recognition]):
         return asdict(record.context.biasing) if record.context.biasing else None
 
     def run(self, record: MeetingRecord) -> Recognition:
-        return self.recognize(record, record.speech.regions)
+        return self.recognize(record, record.result("vad").regions)
+
+    def outputs(self, record: MeetingRecord, so_far: Mapping[str, Any]) -> dict[str, Any]:
+        """The spans of the windows the loop control flagged (later meetings learn nothing there)."""
+        return {FLAGGED_SPANS: [tuple(span) for span in record.result(self.name).summary()["flagged_spans"]]}
+
+    def run_summary(self, summaries: Mapping[str, Any]) -> dict[str, Any]:
+        """run.json ``asr``: the loop control per meeting (windows checked, flagged by reason,
+        re-decodes, cleaned) and summed over the run."""
+        total = DecodeStats()
+        meetings = {}
+        for mid, summary in summaries.items():
+            stats = DecodeStats.from_dict(summary or {})
+            total.add(stats)
+            meetings[mid] = {k: v for k, v in stats.as_dict().items() if k != "flagged_spans"}
+        return {"total": {k: v for k, v in total.as_dict().items() if k != "flagged_spans"}, "meetings": meetings}
 
     def recognize(self, record: MeetingRecord, speech: list[tuple[float, float]]) -> Recognition:
         """Words of the ``speech`` regions of ``record``'s audio (what :meth:`run` does with the

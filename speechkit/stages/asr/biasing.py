@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from speechkit.meeting_context import Biasing
-from speechkit.stages.options import StageOptions, bounded
+from speechkit.core.options import StageOptions, bounded
 
 __all__ = ["AsrOptions", "Biasing"]
 

@@ -14,7 +14,7 @@ from bisect import bisect_right
 
 import numpy as np
 
-from speechkit.stages.audio import SAMPLE_RATE
+from speechkit.core.audio import SAMPLE_RATE
 
 #: (start in the joined audio, end there, start in the recording), all in seconds
 Piece = tuple[float, float, float]

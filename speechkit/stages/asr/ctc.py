@@ -24,13 +24,13 @@ from speechkit.errors import ModelNotAvailableError
 from speechkit.lm import arpa_unigrams, cached_arpa, load_lm, normalize_text
 from speechkit.stages.asr import Recognition
 from speechkit.stages.asr.biasing import AsrOptions, Biasing
-from speechkit.stages.options import bounded
+from speechkit.core.options import bounded
 from speechkit.transcript import Segment, Word
 
 if TYPE_CHECKING:
     from pyctcdecode import BeamSearchDecoderCTC
 
-from speechkit.stages.audio import SAMPLE_RATE
+from speechkit.core.audio import SAMPLE_RATE
 
 #: A CTC model that speechkit knows works with this backend (English, characters, 16 kHz).
 DEFAULT_MODEL = "wav2vec2-base-960h"

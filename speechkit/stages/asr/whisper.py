@@ -49,8 +49,8 @@ from speechkit.stages.asr.biasing import AsrOptions, Biasing
 from speechkit.stages.asr.clips import Piece, join_clips, pack_clips, plan_clips, span_index
 from speechkit.stages.asr.loop_control import LoopControl, Window
 from speechkit.stages.asr.prompt_budget import MAX_PROMPT_TOKENS, fit_biasing
-from speechkit.stages.audio import SAMPLE_RATE, span_blocks
-from speechkit.stages.options import bounded
+from speechkit.core.audio import SAMPLE_RATE, span_blocks
+from speechkit.core.options import bounded
 from speechkit.transcript import Segment, Word
 
 log = logging.getLogger(__name__)
@@ -268,7 +268,7 @@ class WhisperRecognizer:
         faster-whisper computes the features of all the audio it is given (numpy's FFT of five
         minutes takes about 2 s), so unless the decoder conditions on the text before
         (``condition``), the clips go in groups reaching at most ``max_clip_s``, each given only
-        its own stretch of ``audio`` (:func:`~speechkit.stages.audio.span_blocks`: on the 10 ms
+        its own stretch of ``audio`` (:func:`~speechkit.core.audio.span_blocks`: on the 10 ms
         grid, so its frames are the recording's): a few clips re-decoded in a long recording cost
         their own seconds. The stretch is at least ``max_clip_s`` long, because Whisper sets its
         log-mel floor from the loudest frame it is given: a short quiet clip given alone is heard

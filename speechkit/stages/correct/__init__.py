@@ -19,9 +19,9 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from speechkit.io.seglst import segments_from_rows, segments_to_rows
-from speechkit.stages import BackendStage, Stage, StageSpec
+from speechkit.core.stage import BackendStage, Spec, Stage
 from speechkit.stages.correct.spoken import Entry
-from speechkit.stages.record import MeetingRecord
+from speechkit.core.record import TRANSCRIPT, MeetingRecord
 from speechkit.transcript import Segment, Transcript, Word
 from speechkit.workspace import Person, TermSet
 
@@ -194,7 +194,7 @@ class Correction:
         return self.stats
 
 
-def build(spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> CorrectStage:
+def build(spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> CorrectStage:
     """The correction stage for a recipe's ``stages.correct``."""
     return CorrectStage(spec, device, reads)
 
@@ -207,7 +207,9 @@ class CorrectStage(BackendStage[Correction]):
     """
 
     name = "correct"
+    backends = BACKENDS
     reads = ("attribute", "identify")
+    context_fields = ("terms", "names", "lm_text")
 
     def extra_inputs(self, record: MeetingRecord) -> dict[str, Any]:
         """The meeting's vocabulary: terms, names with nicknames, LM text."""
@@ -215,7 +217,7 @@ class CorrectStage(BackendStage[Correction]):
         return {"terms": context.terms, "names": context.names, "lm_text": context.lm_text}
 
     def run(self, record: MeetingRecord) -> Correction:
-        transcript = record.named_transcript()
+        transcript = record.transcript()  # named, not yet corrected
         context = record.context
         if not (context.terms or context.names):
             return Correction(transcript, {})
@@ -224,6 +226,10 @@ class CorrectStage(BackendStage[Correction]):
                                 lm_text=context.lm_text or None)
         result = self.backend.correct(transcript, vocabulary)
         return Correction(result.transcript, result.stats_dict())
+
+    def outputs(self, record: MeetingRecord, so_far: Mapping[str, Any]) -> dict[str, Any]:
+        """The corrected transcript."""
+        return {TRANSCRIPT: record.result(self.name).transcript}
 
 
 def segment_words(segment: Segment) -> tuple[Word, ...]:

@@ -18,7 +18,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from speechkit.stages.correct.spoken import Entry, normalize_word, possessive, score_matrix
-from speechkit.stages.options import StageOptions, bounded
+from speechkit.core.options import StageOptions, bounded
 
 
 @dataclass(frozen=True)

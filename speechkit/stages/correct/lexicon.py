@@ -45,7 +45,7 @@ from speechkit.stages.correct import (CorrectionResult, CorrectionStats, Edit, R
     rebuild, replace_span, segment_words)
 from speechkit.stages.correct.guards import GuardOptions, check_rewrite
 from speechkit.stages.correct.spoken import EDGE_PUNCTUATION, Entry, compact, normalize_word, possessive, score_matrix
-from speechkit.stages.options import StageOptions, bounded
+from speechkit.core.options import StageOptions, bounded
 from speechkit.transcript import Segment, Transcript, Word
 
 log = logging.getLogger(__name__)

@@ -35,7 +35,7 @@ from speechkit.stages.correct import (BatchIssue, CorrectionResult, CorrectionSt
 from speechkit.stages.correct.guards import GuardOptions, check_rewrite
 from speechkit.stages.correct.lexicon import LexiconCorrector, LexiconOptions, Proposal
 from speechkit.stages.correct.spoken import normalize_word, spoken_forms
-from speechkit.stages.options import bounded
+from speechkit.core.options import bounded
 from speechkit.transcript import Segment, Transcript, Word
 
 log = logging.getLogger(__name__)

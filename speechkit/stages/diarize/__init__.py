@@ -23,9 +23,9 @@ import numpy as np
 from speechkit import registry
 from speechkit.cache import digest
 from speechkit.io.seglst import segments_from_rows, segments_to_rows
-from speechkit.stages import BackendStage, Stage, StageSpec
-from speechkit.stages.record import MeetingRecord
-from speechkit.transcript import Segment
+from speechkit.core.stage import BackendStage, Spec, Stage
+from speechkit.core.record import TURNS, MeetingRecord
+from speechkit.transcript import Segment, Transcript
 
 BACKENDS = {
     "embedding": "speechkit.stages.diarize.embedding:Diarizer",
@@ -82,7 +82,7 @@ class DiarizationBackend(Protocol):
         ...
 
 
-def build(spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> DiarizeStage:
+def build(spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> DiarizeStage:
     """The diarization stage for a recipe's ``stages.diarize``."""
     return DiarizeStage(spec, device, reads)
 
@@ -91,9 +91,11 @@ class DiarizeStage(BackendStage[Diarization]):
     """Speaker turns and centroids of a recording (backend loaded on first use)."""
 
     name = "diarize"
+    backends = BACKENDS
     version = 2  # 2: Resemblyzer run by onnxruntime (embeddings differ from torch's by about 1e-7)
     reads = ("vad",)
     reads_audio = True
+    context_fields = ("expected_speakers",)
     stored = True
     result_type = Diarization
 
@@ -125,3 +127,7 @@ class DiarizeStage(BackendStage[Diarization]):
 
     def run(self, record: MeetingRecord) -> Diarization:
         return self.backend.diarize(record)
+
+    def outputs(self, record: MeetingRecord, so_far: Mapping[str, Any]) -> dict[str, Any]:
+        """Who spoke when: the speaker turns, by label."""
+        return {TURNS: Transcript(record.session_id, record.result(self.name).turns, has_words=False)}

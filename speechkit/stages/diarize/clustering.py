@@ -46,7 +46,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from speechkit.stages.diarize.embedders import l2_normalize
+from speechkit.core.vectors import l2_normalize
 
 __all__ = [
     "METHODS",

@@ -30,11 +30,12 @@ import numpy as np
 from speechkit import registry
 from speechkit.devices import resolve_device
 from speechkit.errors import ModelNotAvailableError
-from speechkit.stages.audio import SAMPLE_RATE
-from speechkit.stages import registered_class
+from speechkit.core.audio import SAMPLE_RATE
+from speechkit.core.stage import registered_class
+from speechkit.core.vectors import l2_normalize
 from speechkit.stages.diarize.voice_encoder import (HOP, NORM_TARGET_DBFS, VoiceEncoder, power_spectrogram,
                                                     trim_long_silences)
-from speechkit.stages.options import StageOptions, bounded
+from speechkit.core.options import StageOptions, bounded
 
 #: The registry name of the ECAPA model the ``ecapa`` embedder loads by default.
 ECAPA_MODEL = "speechbrain-ecapa-voxceleb"
@@ -77,13 +78,6 @@ def make_embedder(backend: str = "resemblyzer", device: str = "auto", **options:
     """The speaker embedder named ``backend`` with keyword options (validated)."""
     cls = embedder_class(backend)
     return cls(cls.Options.from_dict(options, "stages.diarize.embedder_options"), device=device)
-
-
-def l2_normalize(x: np.ndarray, dtype: type = np.float32) -> np.ndarray:
-    """``x`` scaled to unit length along its last axis (zero vectors stay zero), as ``dtype``."""
-    x = np.asarray(x, dtype=dtype)
-    norm = np.linalg.norm(x, axis=-1, keepdims=True)
-    return x / np.where(norm > 0, norm, 1.0)
 
 
 def _prepare(audio: np.ndarray, sample_rate: int) -> np.ndarray:

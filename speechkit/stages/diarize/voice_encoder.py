@@ -31,7 +31,7 @@ import numpy as np
 
 from speechkit.devices import onnx_cpu_session
 from speechkit.errors import ModelNotAvailableError
-from speechkit.stages.audio import SAMPLE_RATE
+from speechkit.core.audio import SAMPLE_RATE
 
 # Resemblyzer's hyperparameters (resemblyzer/hparams.py), at its 16 kHz sample rate.
 N_FFT = 400  # 25 ms

@@ -11,8 +11,8 @@ Backends (``BACKENDS``): ``extractive`` (rules, no language model, the offline d
 transcript chunk through :mod:`speechkit.llm`: :mod:`~speechkit.stages.summarize.llm`). A
 backend's ``stored`` says whether the stage keeps its results in the stage cache: the LLM
 backend's answers are cached by the LLM client instead, so a failed request is never stored.
-The runner writes each meeting's notes to ``notes/<meeting>.json`` and hands them to the
-context of the later meetings.
+The stage writes each meeting's notes into the run folder (:meth:`SummarizeStage.write`) and
+gives them to the context of the later meetings (the meeting output ``notes``).
 """
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from speechkit.notes import Notes
-from speechkit.stages import BackendStage, Stage, StageSpec, backend_class
-from speechkit.stages.record import MeetingRecord
+from speechkit.core.stage import BackendStage, Spec, Stage, registered_class
+from speechkit.core.record import NOTES, MeetingRecord
+from speechkit.io.notes import write_notes
+from speechkit.io.run_folder import RunFolder
 
 BACKENDS = {
     "extractive": "speechkit.stages.summarize.extractive:ExtractiveSummarizer",
@@ -51,7 +53,7 @@ class MeetingNotes:
                 "decisions": len(self.notes.decisions)}
 
 
-def build(spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> SummarizeStage:
+def build(spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> SummarizeStage:
     """The summarize stage for a recipe's ``stages.summarize``."""
     return SummarizeStage(spec, device, reads)
 
@@ -60,15 +62,17 @@ class SummarizeStage(BackendStage[MeetingNotes]):
     """A meeting's notes from its final transcript and the level's notes context."""
 
     name = "summarize"
+    backends = BACKENDS
     result_type = MeetingNotes
+    context_fields = ("notes",)
     #: 2: the extractive backend takes "can you get us an update" for a status ask, not an action item;
     #: 3: its summary scores sentences with an order-independent sum (the same in every process).
     version = 3
 
-    def __init__(self, spec: StageSpec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
+    def __init__(self, spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
         # the final transcript: the named one, corrected when the recipe corrects
         self.reads = ("attribute", "identify", "correct") if reads and "correct" in reads else ("attribute", "identify")
-        self.stored = bool(backend_class(self.name, spec.backend).stored)
+        self.stored = bool(registered_class(BACKENDS, spec.backend, "stages.summarize.backend").stored)
         super().__init__(spec, device, reads)
 
     def extra_inputs(self, record: MeetingRecord) -> dict[str, Any]:
@@ -78,3 +82,11 @@ class SummarizeStage(BackendStage[MeetingNotes]):
     def run(self, record: MeetingRecord) -> MeetingNotes:
         notes, stats = self.backend.summarize(record.transcript(), record.context.notes)
         return MeetingNotes(notes, stats)
+
+    def outputs(self, record: MeetingRecord, so_far: Mapping[str, Any]) -> dict[str, Any]:
+        """The meeting's notes, which the notes context of later meetings holds."""
+        return {NOTES: record.result(self.name).notes}
+
+    def write(self, record: MeetingRecord, run: RunFolder) -> None:
+        """The meeting's notes file (``speechkit-notes/1``)."""
+        write_notes(run.notes(record.session_id), record.result(self.name).notes, record.session_id)

@@ -28,7 +28,7 @@ from typing import Sequence
 
 from speechkit.meeting_context import NotesContext
 from speechkit.notes import ActionItem, Decision, Notes
-from speechkit.stages.options import StageOptions, bounded
+from speechkit.core.options import StageOptions, bounded
 from speechkit.text_similarity import FUNCTION_WORDS, fold
 from speechkit.transcript import Transcript
 from speechkit.workspace import Person

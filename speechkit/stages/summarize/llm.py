@@ -27,7 +27,7 @@ from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, RequestFai
 from speechkit.llm.schema import answer_token_limit
 from speechkit.meeting_context import NotesContext
 from speechkit.notes import ActionItem, Decision, Notes
-from speechkit.stages.options import bounded
+from speechkit.core.options import bounded
 from speechkit.text_similarity import fold
 from speechkit.transcript import Transcript
 

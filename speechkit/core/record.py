@@ -1,9 +1,22 @@
-"""The per-meeting record that every stage reads from and the cascade writes results into."""
+"""The per-meeting record that every stage reads from and the cascade writes results into.
+
+Besides each stage's result, a record yields the meeting's *outputs*: what the cascade gives the
+runner, the run folder and the later meetings' context, folded from the results in cascade order
+(:meth:`MeetingRecord.outputs`). Each stage sets or refines some of them
+(:meth:`speechkit.core.stage.Stage.outputs`), so that nothing outside the stages names one:
+
+- :data:`TRANSCRIPT`: the speaker-attributed words (named where identification named speakers,
+  corrected where a correction ran): a :class:`~speechkit.transcript.Transcript`;
+- :data:`TURNS`: who spoke when, without words (what the meeting's RTTM holds);
+- :data:`VOICES`: the name (or label) each voice was given -> its centroid;
+- :data:`FLAGGED_SPANS`: the spans (s) of decoding the recognizer flagged, which later meetings
+  learn nothing from; :data:`NOTES`: the meeting's notes (:class:`~speechkit.notes.Notes`).
+"""
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -11,31 +24,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from speechkit.cache import StageCache, digest, file_digest
-from speechkit.transcript import Segment, Transcript, name_segments
+from speechkit.meeting_context import MeetingContext
+from speechkit.transcript import Transcript
 
 if TYPE_CHECKING:
-    from speechkit.meeting_context import MeetingContext
-    from speechkit.stages.asr import Recognition
-    from speechkit.stages.correct import Correction
-    from speechkit.stages.diarize import Diarization
-    from speechkit.stages.summarize import MeetingNotes
-    from speechkit.stages.vad import Speech
+    from speechkit.core.stage import Stage
+
+TRANSCRIPT = "transcript"
+TURNS = "turns"
+VOICES = "voices"
+FLAGGED_SPANS = "flagged_spans"
+NOTES = "notes"
 
 
 @dataclass
 class MeetingRecord:
     """One recording on its way through the cascade.
 
-    Inputs: ``audio`` (any format :mod:`speechkit.stages.audio` reads), ``channel`` (None: the
+    Inputs: ``audio`` (any format :mod:`speechkit.core.audio` reads), ``channel`` (None: the
     mono mix), ``session_id`` (the transcript's session), ``context`` (what the context level
     allows, :class:`speechkit.meeting_context.MeetingContext`), ``num_speakers`` (when the caller
-    knows it; see :attr:`speaker_count`), ``cache`` (stage results on disk).
+    knows it; see :attr:`speaker_count`), ``cache`` (stage results on disk), ``stages`` (the
+    cascade's stage objects in order, whose results make the :meth:`outputs`).
 
-    ``results``: each stage's result by stage name, filled in cascade order (read them with
-    :meth:`result` or the typed accessors: :attr:`speech`, :attr:`recognition`,
-    :attr:`diarization`, :attr:`attributed`, :attr:`names`, :attr:`correction`, :attr:`notes`). ``keys``: the
-    key of each result so far, which later stages build their keys on; ``timings``: the
-    seconds spent per stage.
+    ``results``: each stage's result by stage name, filled in cascade order (a stage reads
+    those it declares with :meth:`result`). ``keys``: the key of each result so far, which later
+    stages build their keys on; ``timings``: the seconds spent per stage.
     """
 
     audio: Path
@@ -47,6 +61,7 @@ class MeetingRecord:
     timings: dict[str, float] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
+    stages: Sequence[Stage] = ()
 
     def __post_init__(self) -> None:
         self.audio = Path(self.audio)
@@ -69,54 +84,18 @@ class MeetingRecord:
             raise RuntimeError(f"stage {stage!r} has not run on {self.audio}")
         return self.results[stage]
 
-    @property
-    def speech(self) -> Speech:
-        """The VAD's speech regions and level."""
-        return self.result("vad")
-
-    @property
-    def recognition(self) -> Recognition:
-        """The ASR's segments (timed words, no speakers) and its decoding statistics."""
-        return self.result("asr")
-
-    @property
-    def diarization(self) -> Diarization:
-        """The diarization's speaker turns and centroids."""
-        return self.result("diarize")
-
-    @property
-    def attributed(self) -> list[Segment]:
-        """The ASR words re-cut into segments carrying the diarization's speaker labels."""
-        return self.result("attribute")
-
-    @property
-    def names(self) -> dict[str, str | None]:
-        """Diarization label -> the name identification gave (None: unnamed); empty before it runs."""
-        return self.results.get("identify") or {}
-
-    @property
-    def correction(self) -> Correction | None:
-        """The correction stage's result (None: the recipe corrects nothing)."""
-        return self.results.get("correct")
-
-    @property
-    def notes(self) -> MeetingNotes | None:
-        """The summarize stage's result: the meeting's notes (None: the recipe takes none)."""
-        return self.results.get("summarize")
-
-    def named_transcript(self) -> Transcript:
-        """The attributed segments with the names identification gave (before correction)."""
-        return Transcript(self.session_id, name_segments(self.attributed, self.names))
-
-    def named_turns(self) -> Transcript:
-        """The diarization's speaker turns (who spoke when, no words), each carrying the name
-        identification gave its speaker: what the meeting's RTTM holds."""
-        return Transcript(self.session_id, name_segments(self.diarization.turns, self.names), has_words=False)
+    def outputs(self) -> dict[str, Any]:
+        """The meeting's outputs so far (see the module docstring): each stage that has run, in
+        cascade order, sets or refines them from its result."""
+        out: dict[str, Any] = {}
+        for stage in self.stages:
+            if stage.name in self.results:
+                out.update(stage.outputs(self, out))
+        return out
 
     def transcript(self) -> Transcript:
-        """The meeting's final transcript: corrected when the correction stage ran."""
-        correction = self.correction
-        return correction.transcript if correction is not None else self.named_transcript()
+        """The meeting's transcript so far: attributed, named and corrected by the stages that ran."""
+        return self.outputs()[TRANSCRIPT]
 
     def add_time(self, stage: str, seconds: float) -> None:
         """Add ``seconds`` to ``timings[stage]`` (stages may run on two threads at once)."""
