@@ -291,7 +291,7 @@ def _configuration(spec: dict) -> Callable[[Path, dict], str]:
     if config == "l1_cascade":
         def run_l1(path: Path, report: dict) -> str:
             result = cascade.run(path)
-            report.update(stages=result.timings, asr=result.asr)
+            report.update(stages=result.timings, asr=result.summaries.get("asr", {}))
             return result.transcript.text
         return run_l1
 
@@ -310,10 +310,8 @@ def _configuration(spec: dict) -> Callable[[Path, dict], str]:
         seconds = time.perf_counter() - t0
         result = cascade.run(path, context)
         if meeting is not None and recipe.level == 2:
-            earlier[meeting.id] = PriorMeeting(meeting.id, result.transcript, result.speakers,
-                                               [tuple(span) for span in result.asr.get("flagged_spans", [])],
-                                               result.notes)
-        report.update(stages={"context": seconds, **result.timings}, asr=result.asr)
+            earlier[meeting.id] = PriorMeeting.of(meeting.id, result.outputs)
+        report.update(stages={"context": seconds, **result.timings}, asr=result.summaries.get("asr", {}))
         return result.transcript.text
     return run_level
 

@@ -25,12 +25,16 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from speechkit.errors import FormatError
-from speechkit.io.scores import read_scores
+from speechkit.io.scores import Scores, read_scores
 from speechkit.metrics.bootstrap import MIN_MEETINGS, RESAMPLES, SEED, Estimate, Ratio, micro, paired_bootstrap
-from speechkit.metrics.catalog import METRICS, TABLE_ORDER
 from speechkit.metrics.speakers import speaker_consistency
+from speechkit.scoring.catalogue import FAMILIES, METRICS, TABLE_ORDER
 
 log = logging.getLogger(__name__)
+
+
+#: The numbers each metric family reads back from scores.json details (checked when a run is loaded).
+DETAIL_NUMBERS = {key: keys for family in FAMILIES for key, keys in family.detail_numbers.items()}
 
 
 class CompareError(FormatError):
@@ -78,7 +82,7 @@ class Delta:
                 "better": self.better}
 
 
-def meeting_ratios(scores: Mapping[str, Any], where: str | Path = "scores.json") -> dict[str, dict[str, Ratio]]:
+def meeting_ratios(scores: Scores, where: str | Path = "scores.json") -> dict[str, dict[str, Ratio]]:
     """Metric -> meeting -> the meeting's :class:`Ratio`, rebuilt from ``scores.json`` details
     (each metric's ``from_details`` in the catalogue).
 
@@ -90,14 +94,14 @@ def meeting_ratios(scores: Mapping[str, Any], where: str | Path = "scores.json")
     out: dict[str, dict[str, Ratio]] = {}
     for metric in METRICS.values():
         ratios = {}
-        for mid, entry in scores.get("meetings", {}).items():
+        for mid, meeting in scores.meetings.items():
             try:
-                ratio = metric.from_details(entry.get("details") or {})
+                ratio = metric.from_details(meeting.details)
             except (KeyError, TypeError, AttributeError) as exc:
                 raise CompareError(where, f"meetings.{mid}.details: cannot read {metric.key} ({exc!r})") from None
             if ratio is not None:
                 ratios[mid] = ratio
-        total = (scores.get("totals") or {}).get(metric.key)
+        total = scores.total(metric.key)
         summed = micro(list(ratios.values()))
         if total is not None and not (_close(summed.num, total["numerator"]) and _close(summed.den, total["denominator"])):
             raise CompareError(where, f"{metric.key}: per-meeting details add up to {summed.num:g}/{summed.den:g}, "
@@ -107,11 +111,11 @@ def meeting_ratios(scores: Mapping[str, Any], where: str | Path = "scores.json")
     return out
 
 
-def _consistency_rows(scores: Mapping[str, Any], ratios: Mapping[str, Ratio], where: str | Path,
-                      ) -> dict[str, Ratio]:
+def _consistency_rows(scores: Scores, ratios: Mapping[str, Ratio], where: str | Path) -> dict[str, Ratio]:
     """The meeting-pair rows of speaker consistency, from the names ``details.speakers.persons`` give."""
+    meetings = scores.meetings
     try:
-        names = {mid: {pid: p["name"] for pid, p in scores["meetings"][mid]["details"]["speakers"]["persons"].items()}
+        names = {mid: {pid: p["name"] for pid, p in meetings[mid].details["speakers"]["persons"].items()}
                  for mid in ratios}
     except (KeyError, TypeError, AttributeError) as exc:
         raise CompareError(where, f"details.speakers: cannot read the persons' names ({exc!r})") from None
@@ -128,7 +132,7 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
 
 
-def paired_deltas(base: Mapping[str, Any], other: Mapping[str, Any], metrics: tuple[str, ...] = TABLE_ORDER,
+def paired_deltas(base: Scores, other: Scores, metrics: tuple[str, ...] = TABLE_ORDER,
                   resamples: int = RESAMPLES, seed: int = SEED, names: tuple[str, str] = ("base", "other"),
                   min_meetings: int = MIN_MEETINGS) -> dict[str, Delta]:
     """Metric -> :class:`Delta` of ``other`` against ``base`` (two scores.json dicts of the same
@@ -150,18 +154,18 @@ class Run:
 
     name: str
     path: Path
-    scores: dict[str, Any]
+    scores: Scores
 
     @property
     def workspace(self) -> str | None:
-        return (self.scores.get("source") or {}).get("workspace")
+        return self.scores.workspace
 
 
 def load_run(path: str | Path, name: str | None = None) -> Run:
     """A run folder (holding scores.json) or a scores.json file."""
     path = Path(path)
     file = path / "scores.json" if path.is_dir() else path
-    scores = read_scores(file, CompareError)
+    scores = read_scores(file, CompareError, DETAIL_NUMBERS)
     return Run(name or (path.name if path.is_dir() else path.parent.name) or str(path), path, scores)
 
 
@@ -173,12 +177,13 @@ def check_comparable(runs: list[Run]) -> None:
         if run.workspace != first.workspace:
             raise CompareError(run.path, f"scores workspace {run.workspace or '(none)'}, but {first.path} scores "
                                          f"{first.workspace or '(none)'}: a paired comparison needs runs of one workspace")
-        if set(run.scores["meetings"]) != set(first.scores["meetings"]):  # the same meetings, in any key order
-            raise CompareError(run.path, f"covers meetings {', '.join(run.scores['meetings'])}, but {first.path} "
-                                         f"covers {', '.join(first.scores['meetings'])}: compare complete runs")
-        for mid, entry in run.scores["meetings"].items():
-            ref = ((entry.get("details") or {}).get("wer") or {}).get("reference_words")
-            ref0 = ((first.scores["meetings"][mid].get("details") or {}).get("wer") or {}).get("reference_words")
+        meetings, first_meetings = run.scores.meetings, first.scores.meetings
+        if set(meetings) != set(first_meetings):  # the same meetings, in any key order
+            raise CompareError(run.path, f"covers meetings {', '.join(meetings)}, but {first.path} "
+                                         f"covers {', '.join(first_meetings)}: compare complete runs")
+        for mid, meeting in meetings.items():
+            ref = (meeting.detail("wer") or {}).get("reference_words")
+            ref0 = (first_meetings[mid].detail("wer") or {}).get("reference_words")
             if ref is not None and ref0 is not None and ref != ref0:
                 raise CompareError(run.path, f"meeting {mid} has {ref} reference words, {ref0} in {first.path}: "
                                              f"the runs were scored against different references")

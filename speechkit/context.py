@@ -173,6 +173,14 @@ def spoken_names(person: Person) -> list[str]:
     return [n for n in (person.name, *person.nicknames) if n != person.id]
 
 
+def fields_from_earlier_meetings(level: int) -> frozenset[str]:
+    """The fields of the :class:`MeetingContext` that :func:`build_context` fills from the system's
+    outputs for earlier meetings at ``level`` (none at L1)."""
+    if level < 2:
+        return frozenset()
+    return frozenset({"prior_speakers", "terms", "lm_text", "biasing", "notes"})
+
+
 def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[PriorMeeting],
                   budget: ContextBudget) -> MeetingContext:
     """The context of ``meeting`` at ``level`` given the system's outputs for earlier meetings."""

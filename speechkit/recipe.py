@@ -17,7 +17,8 @@ stages:                       # each stage: a backend and its options (docs/arch
 context: {prompt_tokens: 200, hotwords: 40, prior_terms: 20}   # budgets, see speechkit.context
 resources:                    # optional; what the Ray executor requests per stage (docs/ray.md)
   asr: {num_gpus: 1, num_cpus: 1, batch_size: 4, concurrency: 2}
-qa: {backend: extractive}     # optional: answer the workspace's gold questions before scoring (speechkit.qa.run)
+steps:                        # optional: post-run steps, run in this order before scoring (speechkit.steps)
+  qa: {backend: extractive}   # answer the workspace's gold questions from the run's output
 ```
 
 Every key is checked on load, before any audio is read: an unknown option (with the nearest known
@@ -50,13 +51,14 @@ from speechkit.io._lines import read_text
 from speechkit.io.names import id_problem
 from speechkit.io.yamlfile import parse_yaml
 from speechkit.metrics.bootstrap import MIN_MEETINGS
-from speechkit.qa.run import parse_qa
 from speechkit.core.stage import Spec
 from speechkit.stages import DEFAULT_STAGES, OPTIONAL_STAGES, STAGES, parse_stage
+from speechkit.steps import STEPS, parse_step
 from speechkit.core.options import OptionError, StageOptions, bounded
 
-RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources", "qa", "statistics"}
-RESOURCE_NAMES = ("vad", "diarize", "asr", "workspace")
+RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources", "steps", "statistics"}
+#: What ``resources`` names besides the stages: the worker that runs a workspace's meetings.
+WORKSPACE_WORKER = "workspace"
 LEVELS = (1, 2, 3)
 _LEVEL_NAME = re.compile(r"^(?:(?P<family>[\w.-]+)-)?l(?P<level>[123])$")
 
@@ -151,7 +153,7 @@ class Recipe:
     device: str = "auto"
     path: Path | None = None
     resources: dict[str, StageResources] = field(default_factory=dict)
-    qa: Spec | None = None
+    steps: dict[str, Spec] = field(default_factory=dict)
     statistics: Statistics = field(default_factory=Statistics)
 
     @property
@@ -204,14 +206,21 @@ class Recipe:
                 raise RecipeError(source, exc.problem, field=field.replace("options.", block, 1)) from None
         return replace(self, stages=stages, context=context, statistics=statistics)
 
-    def as_dict(self) -> dict[str, Any]:
-        """The fully resolved recipe (every option with its value), as run.json records it."""
+    def to_dict(self) -> dict[str, Any]:
+        """The fully resolved recipe (every option with its value), as run.json records it;
+        :meth:`from_dict` reads it back."""
         return {"name": self.name, "level": self.level, "device": self.device,
                 "stages": {name: spec.as_dict() for name, spec in self.stages.items()},
                 "context": self.context.as_dict(),
                 "resources": {name: r.as_dict() for name, r in self.resources.items()},
-                **({"qa": self.qa.as_dict()} if self.qa is not None else {}),
+                **({"steps": {name: spec.as_dict() for name, spec in self.steps.items()}} if self.steps else {}),
                 "statistics": self.statistics.as_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str | Path = "recipe") -> Recipe:
+        """The recipe a mapping gives (a recipe file's, or run.json's ``recipe``: what
+        :meth:`to_dict` wrote), checked as a recipe file is; problems name ``source``."""
+        return parse_recipe(data, Path(source))
 
 
 def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
@@ -229,6 +238,13 @@ def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
             raise RecipeError(path, f"recipe not found (recipes shipped: {known}; "
                                     f"l1-l3 and ctc-l1..ctc-l3 name them at a level)") from None
         raise RecipeError(path, exc.problem) from None
+    recipe = replace(parse_recipe(data, path), path=path.resolve())
+    return recipe.at_level(level) if level is not None else recipe
+
+
+def parse_recipe(data: Any, path: Path) -> Recipe:
+    """A recipe from its mapping (a file's, or run.json's), every key checked; problems are a
+    :class:`RecipeError` naming ``path``."""
     if not isinstance(data, dict):
         raise RecipeError(path, "expected a mapping")
     if "api_key" in data:
@@ -236,8 +252,9 @@ def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
                                 "SPEECHKIT_LLM_API_KEY (or one named by the corrector's api_key_env)", field="api_key")
     unknown = set(data) - RECIPE_KEYS
     if unknown:
+        hint = " (the post-run steps go under steps:, e.g. steps: {qa: {backend: extractive}})" if "qa" in unknown else ""
         raise RecipeError(path, f"unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
-                                f"allowed: {', '.join(sorted(RECIPE_KEYS))}")
+                                f"allowed: {', '.join(sorted(RECIPE_KEYS))}{hint}")
     file_level = data.get("level")
     if file_level is not None and not is_level(file_level):
         raise RecipeError(path, f"expected 1, 2 or 3, got {brief(file_level, 60)}", field="level")
@@ -261,16 +278,15 @@ def load_recipe(path: str | Path, level: int | None = None) -> Recipe:
                 specs[name] = parse_stage(name, stages.get(name))
         budget = ContextBudget.from_dict(data.get("context"), "context")
         workers = _resources(data.get("resources"))
-        qa = parse_qa(data["qa"]) if "qa" in data else None
+        steps = _steps(data.get("steps"))
         statistics = Statistics.from_dict(data.get("statistics"), "statistics")
     except OptionError as exc:
         raise RecipeError(path, exc.problem, field=exc.field) from None
     name = data.get("name") or path.stem
     if id_problem(name):
         raise RecipeError(path, f"{id_problem(name)} (it names the default run folder)", field="name")
-    recipe = Recipe(name=name, level=file_level, stages=specs, context=budget, device=device,
-                    path=path.resolve(), resources=workers, qa=qa, statistics=statistics)
-    return recipe.at_level(level) if level is not None else recipe
+    return Recipe(name=name, level=file_level, stages=specs, context=budget, device=device,
+                  resources=workers, steps=steps, statistics=statistics)
 
 
 def parse_settings(texts: Iterable[str], source: str = "--set") -> dict[str, Any]:
@@ -302,13 +318,26 @@ def is_level(value: object) -> bool:
     return type(value) is int and value in LEVELS
 
 
+def _steps(data: Any) -> dict[str, Spec]:
+    """The checked ``steps`` mapping of a recipe, in the order the steps run (:data:`speechkit.steps.STEPS`)."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise OptionError("steps", f"expected a mapping of step name to options, got {brief(data, 60)}")
+    for name in data:
+        if name not in STEPS:
+            raise OptionError(f"steps.{name}", f"unknown step; expected one of {', '.join(STEPS)}")
+    return {name: parse_step(name, data[name]) for name in STEPS if name in data}
+
+
 def _resources(data: Any) -> dict[str, StageResources]:
     """The checked ``resources`` mapping of a recipe (an :class:`OptionError` names a bad entry)."""
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise OptionError("resources", f"expected a mapping of stage name to resources, got {brief(data, 60)}")
+    known = (*STAGES, WORKSPACE_WORKER)
     for name in data:
-        if name not in RESOURCE_NAMES:
-            raise OptionError(f"resources.{name}", f"unknown name; expected one of {', '.join(RESOURCE_NAMES)}")
+        if name not in known:
+            raise OptionError(f"resources.{name}", f"unknown name; expected one of {', '.join(known)}")
     return {name: StageResources.from_dict(options, f"resources.{name}") for name, options in data.items()}

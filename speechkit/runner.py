@@ -16,17 +16,15 @@ killed during a write can leave its temporary file (``.NAME.*.tmp``) behind; the
 the folder deletes such leftovers before it starts.
 
 Runs are reproducible: before each meeting Python's, NumPy's and torch's generators are seeded
-with the run's seed (:func:`run_seed`: the ASR options' ``seed``), and the Whisper backend seeds
+with the run's seed (:func:`speechkit.lifecycle.run_seed`: the recognizer's ``seed``), and the Whisper backend seeds
 CTranslate2's sampling before every decoding call, so the same inputs, recipe and machine give
 byte-identical transcripts and scores.
 """
 from __future__ import annotations
 
 import importlib.metadata
-import logging
 import os
 import platform
-import random
 import sys
 import time
 from dataclasses import dataclass
@@ -38,17 +36,18 @@ from tqdm import tqdm
 from speechkit.cache import StageCache
 from speechkit.cascade import Cascade, CascadeResult
 from speechkit.context import PriorMeeting, build_context
-from speechkit.io.atomic import check_output_folder, remove_leftovers, write_json
-from speechkit.io.lock import run_folder_lock
+from speechkit.core.step import StepJob
+from speechkit.io.atomic import write_json
 from speechkit.io.rttm import write_rttm
 from speechkit.io.run_folder import TRANSCRIPT_STM, TURNS_RTTM, RunFolder, default_run
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import write_stm
+from speechkit.lifecycle import Job, Preflight, llm_session, preflight, run_folders, run_seed, seed_everything, stage_options
 from speechkit.llm import run as llm_run
-from speechkit.recipe import Recipe
+from speechkit.llm.session import Session
+from speechkit.metrics.bootstrap import RESAMPLES, SEED
+from speechkit.recipe import Recipe, RecipeError
 from speechkit.workspace import Workspace
-
-log = logging.getLogger(__name__)
 
 PACKAGES = ("speechkit", "torch", "torchaudio", "faster-whisper", "ctranslate2", "pyannote.audio",
             "pyannote.metrics", "speechbrain", "pyctcdecode", "jiwer", "whisper-normalizer", "meeteval",
@@ -57,6 +56,8 @@ PACKAGES = ("speechkit", "torch", "torchaudio", "faster-whisper", "ctranslate2",
 
 @dataclass
 class RunResult:
+    """A finished run: its folder, its scores (the scores.json mapping) and each meeting's cascade result."""
+
     out: Path
     scores: dict
     results: dict[str, CascadeResult]
@@ -73,33 +74,9 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def run_seed(recipe: Recipe) -> int:
-    """The seed of a run's random generators: the ``seed`` option of the first stage that has one
-    (the recognizer's; 0 when none has)."""
-    seeds = _stage_options(recipe, "seed")
-    return int(next(iter(seeds.values()), None) or 0)
-
-
-def _stage_options(recipe: Recipe, option: str) -> dict[str, Any]:
-    """Stage name -> its value of ``option``, for the recipe's stages whose options have it, in cascade order."""
-    return {name: getattr(spec.options, option) for name, spec in recipe.stages.items()
-            if hasattr(spec.options, option)}
-
-
-def seed_everything(seed: int) -> None:
-    """Seed Python's, NumPy's global and (when imported) torch's and CTranslate2's generators."""
-    import numpy as np
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    if "torch" in sys.modules:
-        sys.modules["torch"].manual_seed(seed)
-    if "ctranslate2" in sys.modules:
-        sys.modules["ctranslate2"].set_random_seed(seed)
-
-
 def runtime_info(recipe: Recipe) -> dict:
-    """What decides a run's numbers besides its inputs and recipe: device, compute type,
-    threads and seeds (run.json ``runtime``)."""
+    """What decides a run's numbers besides its inputs and recipe: device, each stage's compute
+    type and threads where its options have them, and the seeds (run.json ``runtime``)."""
     from speechkit.devices import default_compute_type, resolve_device
     try:
         device = resolve_device(recipe.device)
@@ -107,14 +84,14 @@ def runtime_info(recipe: Recipe) -> dict:
         device = f"unresolved: {exc}"
     resolved = not device.startswith("unresolved")
     compute = {f"{name}_compute_type": value if value is not None or not resolved else default_compute_type(device)
-               for name, value in _stage_options(recipe, "compute_type").items()}  # None: the device's default
+               for name, value in stage_options(recipe, "compute_type").items()}  # None: the device's default
     threads: dict = {"cpu_count": os.cpu_count(),
-                     **{f"{name}_cpu_threads": value for name, value in _stage_options(recipe, "cpu_threads").items()},
+                     **{f"{name}_cpu_threads": value for name, value in stage_options(recipe, "cpu_threads").items()},
                      **{name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
     if "torch" in sys.modules:
         threads["torch"] = sys.modules["torch"].get_num_threads()
     return {"device": device, **compute, "threads": threads,
-            "seeds": {"run": run_seed(recipe), **_stage_options(recipe, "seed")}}
+            "seeds": {"run": run_seed(recipe), **stage_options(recipe, "seed")}}
 
 
 def default_out(recipe: Recipe, ws: Workspace) -> Path:
@@ -122,18 +99,15 @@ def default_out(recipe: Recipe, ws: Workspace) -> Path:
     return default_run(recipe.family, ws.name, recipe.level).root
 
 
-def run_meetings(recipe: Recipe, ws: Workspace, out: Path, cascade: Cascade, cache: StageCache,
+def run_meetings(recipe: Recipe, ws: Workspace, run: RunFolder, cascade: Cascade, cache: StageCache,
                  progress: bool = True) -> dict[str, CascadeResult]:
-    """Run the cascade on each meeting in calendar order, writing its transcripts when it is done.
+    """Run the cascade on each meeting in calendar order, writing its files when it is done.
 
-    Each meeting's L2/L3 context is built from the results of the meetings before it. Enrollment-only
+    Each meeting's L2/L3 context is built from the outputs of the meetings before it. Enrollment-only
     meetings are skipped: they supplied voice enrollments and are neither run nor scored.
     """
     if recipe.level is None:
-        from speechkit.recipe import RecipeError
         raise RecipeError(recipe.path, "no context level: give --level 1, 2 or 3 (or set level: in the recipe)")
-    llm_run.start_run(recipe, cache.root / "llm" if cache.root is not None else None)  # probes, before any audio
-    run = RunFolder(out)
     prior: list[PriorMeeting] = []
     results: dict[str, CascadeResult] = {}
     for meeting in tqdm(ws.scored_meetings, desc=f"{recipe.name} {ws.name}", unit="meeting", disable=not progress):
@@ -153,22 +127,22 @@ def run_meetings(recipe: Recipe, ws: Workspace, out: Path, cascade: Cascade, cac
     return results
 
 
-def finish_run(recipe: Recipe, ws: Workspace, out: Path, results: dict[str, CascadeResult],
-               elapsed_s: float, cache: StageCache | None = None, executor: str = "local") -> RunResult:
-    """Score the transcripts of a run and write scores.json, run.json and the report."""
+def finish_run(recipe: Recipe, ws: Workspace, run: RunFolder, results: dict[str, CascadeResult],
+               elapsed_s: float, llm: Session, cache: StageCache | None = None, executor: str = "local") -> RunResult:
+    """Finish a run whose meetings are done: its post-run steps, scores.json, run.json and the report."""
+    from speechkit.postrun import run_steps
     from speechkit.report import write_report
     from speechkit.scoring import score_workspace
 
-    if recipe.qa is not None:  # answered before scoring, which reads qa.json
-        from speechkit.qa.run import answer_run
-        answer_run(ws, out, recipe.qa)
-    llm = llm_run.finish_run(recipe)  # fails the run when more LLM requests failed than allowed
+    run_steps(run, list(recipe.steps.values()), StepJob(ws, RESAMPLES, SEED),
+              cache.root / "llm" if cache is not None and cache.root is not None else None)
+    used = llm_run.run_summary(recipe, llm)  # fails the run when more LLM requests failed than allowed
     summaries = stage_summaries(results)
-    scores = score_workspace(ws, out / "transcripts", out=out / "scores.json")
+    scores = score_workspace(ws, run, out=run.scores)
     stages = cascade_stages(recipe)
     cache_counts = cache.counts([name for stage in stages for name in (stage.name, *stage.caches)]) if cache else None
-    write_json(out / "run.json", {
-        "recipe": recipe.as_dict(), "workspace": {"name": ws.name, "root": str(ws.root)},
+    write_json(run.run_json, {
+        "recipe": recipe.to_dict(), "workspace": {"name": ws.name, "root": str(ws.root)},
         "executor": executor, "packages": package_versions(), "models": model_hashes(recipe),
         "machine": {"platform": platform.platform(), "processor": platform.processor(),
                     "python": platform.python_version()},
@@ -178,10 +152,10 @@ def finish_run(recipe: Recipe, ws: Workspace, out: Path, results: dict[str, Casc
         "cache": cache_counts,
         "stages": summaries,
         **run_summaries(stages, summaries),
-        "llm": llm,
+        "llm": used,
     })
-    write_report(out, recipe, ws, scores, results, notice=llm_run.failure_notice(llm), cache=cache_counts)
-    return RunResult(out, scores, results)
+    write_report(run)
+    return RunResult(run.root, scores, results)
 
 
 def stage_summaries(results: dict[str, CascadeResult]) -> dict[str, dict[str, dict]]:
@@ -212,29 +186,32 @@ def cascade_stages(recipe: Recipe) -> list:
     return [cascade.stage(name) for name in cascade.stage_names]
 
 
+def run_job(recipe: Recipe, job: Job, cascade: Cascade, checked: Preflight, progress: bool = True,
+            executor: str = "local") -> RunResult:
+    """Run one job whose folders :func:`~speechkit.lifecycle.run_folders` holds: its meetings in
+    its LLM session, then :func:`finish_run`."""
+    started = time.perf_counter()
+    cache = StageCache(job.cache_dir)
+    run = RunFolder(job.out)
+    with llm_session(cache.root, checked) as session:
+        results = run_meetings(recipe, job.workspace, run, cascade, cache, progress)
+        return finish_run(recipe, job.workspace, run, results, time.perf_counter() - started, session, cache, executor)
+
+
 def run_workspace(recipe: Recipe, ws: Workspace, out: str | Path | None = None,
                   cascade: Cascade | None = None, progress: bool = True,
                   cache_dir: str | Path | None = None) -> RunResult:
-    """Run ``recipe`` on every meeting of ``ws`` into ``out`` on this machine, then score and report.
+    """Run ``recipe`` on every meeting of ``ws`` into ``out`` on this machine, then score and report
+    (the whole :mod:`~speechkit.lifecycle`: preflight, folders, LLM session, seeds).
 
     Stage results are cached in ``cache_dir`` (None: ``out/cache``), which other runs may share.
     The run holds the lock of ``out`` throughout (:mod:`speechkit.io.lock`): a second run into the
     same folder meanwhile is refused.
     """
-    from speechkit.preflight import check_models
-    check_models(recipe)  # every model the recipe names is here, before any audio is read
-    out = Path(out) if out else default_out(recipe, ws)
-    cache_root = Path(cache_dir) if cache_dir is not None else out / "cache"
-    check_output_folder(out)  # the folder the user named first: its error is the one to see
-    check_output_folder(cache_root)
-    started = time.perf_counter()
-    with run_folder_lock(out):
-        removed = remove_leftovers(out)
-        if removed:
-            log.info("removed %d temporary file(s) left by an interrupted run in %s", len(removed), out)
-        cache = StageCache(cache_root)
-        results = run_meetings(recipe, ws, out, cascade or Cascade(recipe), cache, progress)
-        return finish_run(recipe, ws, out, results, time.perf_counter() - started, cache)
+    checked = preflight(recipe)
+    job = Job(ws, Path(out) if out else default_out(recipe, ws), Path(cache_dir) if cache_dir is not None else None)
+    with run_folders([job]):
+        return run_job(recipe, job, cascade or Cascade(recipe), checked, progress)
 
 
 def model_hashes(recipe: Recipe) -> dict[str, str]:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from speechkit.cli import main
+from speechkit.io.scores import Scores
 from speechkit.compare import CompareError, compare, load_run, meeting_ratios, paired_deltas
 from speechkit.io.stm import read_stm
 from speechkit.io.rttm import write_rttm
@@ -51,7 +52,7 @@ def _run(ws: Path, out: Path, drop_every: int, named: bool = True) -> Path:
                                     speaker_name=seg.speaker if named else None))
         write_seglst(out / "transcripts" / f"{meeting['id']}.json", [Transcript(meeting["id"], segments)])
         write_rttm(out / "transcripts" / f"{meeting['id']}.rttm", [Transcript(meeting["id"], segments, has_words=False)])
-    score_workspace(ws, out / "transcripts", out=out / "scores.json")
+    score_workspace(ws, out, out=out / "scores.json")
     return out
 
 
@@ -65,7 +66,7 @@ def runs(tmp_path_factory, make_real_workspace):
 def test_ratios_read_back_from_scores_add_up_to_the_totals(runs):
     _, (a, _, _) = runs
     scores = json.loads((a / "scores.json").read_text())
-    ratios = meeting_ratios(scores)
+    ratios = meeting_ratios(Scores(scores))
     for metric in ("wer", "der", "jer", "cpwer", "named_speaker_accuracy", "speaker_consistency"):
         total = micro(list(ratios[metric].values()))
         assert (total.num, total.den) == pytest.approx((scores["totals"][metric]["numerator"],
@@ -74,7 +75,7 @@ def test_ratios_read_back_from_scores_add_up_to_the_totals(runs):
     broken = json.loads(json.dumps(scores))
     broken["meetings"]["m1"]["details"]["wer"]["errors"] += 1
     with pytest.raises(CompareError, match="wer: per-meeting details add up to"):
-        meeting_ratios(broken)
+        meeting_ratios(Scores(broken))
 
 
 def test_deltas_of_runs_of_one_workspace(runs):
@@ -87,7 +88,7 @@ def test_deltas_of_runs_of_one_workspace(runs):
     assert wer.estimate.value > 0 and wer.better is False and wer.meetings == 2
     same = comparison.deltas["c"]["wer"]  # c drops the same words as a
     assert same.estimate.as_dict() == {"value": 0.0, "ci_low": 0.0, "ci_high": 0.0} and not same.significant
-    assert paired_deltas(sa, sb)["wer"].estimate == wer.estimate
+    assert paired_deltas(Scores(sa), Scores(sb))["wer"].estimate == wer.estimate
 
 
 def test_compare_command_prints_and_writes_the_comparison(runs, tmp_path, capsys):
@@ -153,10 +154,10 @@ def test_consistency_is_compared_as_meeting_pairs(runs):
     scores.json gives each person, checked against the pair counts."""
     _, (a, _, _) = runs
     scores = json.loads((a / "scores.json").read_text())
-    rows = meeting_ratios(scores)["speaker_consistency"]
+    rows = meeting_ratios(Scores(scores))["speaker_consistency"]
     assert all(isinstance(r, PairRow) for r in rows.values())
     assert set(rows["m1"].pairs) == {"m2"} and rows["m1"].pairs["m2"] == (rows["m1"].num, rows["m1"].den)
     person = next(iter(scores["meetings"]["m1"]["details"]["speakers"]["persons"].values()))
     person["name"] = "Somebody Else"
     with pytest.raises(CompareError, match="the persons' names give"):
-        meeting_ratios(scores)
+        meeting_ratios(Scores(scores))

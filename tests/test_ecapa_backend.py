@@ -41,7 +41,7 @@ def test_the_ecapa_recipe_diarizes_and_identifies_end_to_end(ecapa_here, make_re
     for result in run.results.values():
         assert result.speakers and all(len(v) == 24 for v in result.speakers.values())
         labels = {seg.speaker for seg in result.transcript.segments}
-        assert "" not in labels and labels <= set(result.names)  # every attributed label went through identification
+        assert "" not in labels and labels <= set(result.record.result("identify"))  # every attributed label went through identification
     enrolled = list((tmp_path / "out" / "cache" / "enroll").rglob("*.json"))
     assert len(enrolled) == 2  # one voice print per person, in ECAPA's space
     assert all(len(json.loads(p.read_text())) == 24 for p in enrolled)

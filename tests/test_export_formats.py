@@ -72,7 +72,7 @@ def test_exported_files_score_as_the_workspace_scores(series, tmp_path, capsys):
     turns = score_files(ws / "m3.rttm", out / "reference.rttm", session="m3", options=OPTIONS)
     assert turns["aggregate"]["der"]["value"] == 0.0
 
-    workspace = score_workspace(ws, run / "transcripts", OPTIONS)
+    workspace = score_workspace(ws, run, OPTIONS)
     diarization = score_files(out / "reference.rttm", out / "hypothesis.rttm", options=OPTIONS)
     words = score_files(out / "reference.json", out / "hypothesis.json", session="m1", options=OPTIONS)
     for mid in ("m1", "m2", "m3"):

@@ -19,12 +19,15 @@ from speechkit.cli import main
 from speechkit.io.atomic import write_json
 from speechkit.io.manifest import load_workspace
 from speechkit.io.notes import read_gold_notes, write_notes
-from speechkit.judge import DIMENSIONS, scores_of
+from speechkit.steps.judge import DIMENSIONS, scores_of
 from speechkit.llm.client import BadAnswer
 from speechkit.llm.server import stop_shared_servers
 from speechkit.metrics.bootstrap import Ratio, bootstrap
 from speechkit.notes import Notes
-from speechkit.report import judged_section
+from speechkit.io.run_folder import RunFolder
+from speechkit.io.run_view import RunView
+from speechkit.io.scores import Scores
+from speechkit.steps.judge import judged_section
 
 DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"
 REPORTED = "judge-model-q8_0"  # what the stand-in says answered: not the name requests give
@@ -103,8 +106,8 @@ def test_scores_are_parsed_aggregated_with_cis_and_the_reported_judge_model_is_p
     # the deterministic scores are never touched
     assert not (run / "scores.json").exists()
     # the report's section: every dimension's row names the judge model
-    section = judged_section(run)
-    assert section.startswith(f"\n## LLM-judged notes scores (judge: `{REPORTED}`)")
+    section = "\n".join(judged_section(RunView(RunFolder(run), {}, Scores({}))))
+    assert section.startswith(f"## LLM-judged notes scores (judge: `{REPORTED}`)")
     rows = [line for line in section.splitlines() if line.startswith("| ") and line.split()[1] in DIMENSIONS]
     assert len(rows) == len(DIMENSIONS) and all(row.endswith(f"| `{REPORTED}` |") for row in rows)
     assert "| faithfulness | 3.67 |" in section and "6 of 6" in section and "judge failed" not in section

@@ -69,13 +69,11 @@ def test_structured_output_is_sent_as_a_json_schema_and_parsed(served):
 def test_the_same_request_is_answered_from_the_cache(served, tmp_path):
     server = start(served, serving(["m"], '{"term": "P99"}'))
     llm = client(server.url, "m")
-    session.begin(tmp_path / "llm")
-    try:
+    with session.opened(tmp_path / "llm") as opened:
         first = llm.complete(MESSAGES, schema=SCHEMA)
         again = llm.complete(MESSAGES, schema=SCHEMA)
         other = llm.complete([{"role": "user", "content": "And 'packs dot zero zero eight'?"}], schema=SCHEMA)
-    finally:
-        usage = session.end().usage(server.url, "m")
+    usage = opened.usage(server.url, "m")
     assert first == again == other == {"term": "P99"}
     assert server.calls == 2  # the repeated request never reached the server
     assert (usage.requests, usage.cache_hits, usage.failed, usage.reported) == (3, 1, 0, {"m"})

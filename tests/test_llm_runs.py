@@ -26,7 +26,7 @@ def setup(make_real_workspace, tmp_path_factory) -> dict[str, Path]:
     """The real-speech workspace, an L3 recipe whose corrector is the LLM (endpoint and model
     left to the environment) and a stage cache the runs share (VAD, ASR, diarization run once)."""
     root = tmp_path_factory.mktemp("llm-runs")
-    recipe = load_recipe("l3").as_dict()
+    recipe = load_recipe("l3").to_dict()
     recipe["name"] = "l3-llm"
     recipe["stages"]["correct"] = {"backend": "llm", "mode": "rewrite", "batch_turns": 4, "max_retries": 0,
                                    "timeout_s": 20.0}

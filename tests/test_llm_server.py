@@ -148,7 +148,7 @@ def test_the_llm_recipe_runs_offline_on_the_packaged_model(llm_runs):
                                                                                      "model": "default"}
     assert called["base_url"].startswith("http://127.0.0.1:") and called["probe"].startswith("ok")
     assert called["failed"] == 0
-    stats = [r.correction for r in corrected.results.values()]
+    stats = [r.summaries.get("correct", {}) for r in corrected.results.values()]
     assert stats and all(s["backend"] == "llm" for s in stats)
     assert all(not s["failures"] and not s["rejected_batches"] for s in stats)  # every answer parsed
     before, after = (llm_runs[k].scores["aggregate"]["wer"]["value"] for k in ("uncorrected", "corrected"))

@@ -8,7 +8,7 @@ from speechkit.io import read_transcripts
 from speechkit.io.rttm import write_rttm
 from speechkit.io.stm import read_stm, write_stm
 from speechkit.metrics.bootstrap import micro
-from speechkit.metrics.catalog import METRICS
+from speechkit.scoring.catalogue import METRICS
 from speechkit.metrics.cpwer import cpwer
 from speechkit.metrics.diarization import BASELINES, baselines, diarization_errors, one_label, speech_seconds, \
     to_annotation

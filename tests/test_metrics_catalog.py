@@ -16,15 +16,17 @@ from speechkit.compare import compare, load_run
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import read_stm
 from speechkit.metrics.bootstrap import micro
-from speechkit.metrics.catalog import (GROUPS, METRICS, NOTES_METRICS, QUESTION_METRICS, TABLE_ORDER,
-                                       TRANSCRIPT_METRICS, by_direction)
+from speechkit.cli.run import print_summary
+from speechkit.scoring.catalogue import GROUPS, METRICS, TABLE_ORDER, TRANSCRIPT_KEYS, by_direction, family
 from speechkit.recipe import load_recipe
-from speechkit.report import print_summary, write_comparison, write_report
+from speechkit.report.comparison import write_comparison
 from speechkit.scoring import ScoreOptions, score_workspace
+
+from report_helpers import report_of
 from speechkit.transcript import Segment, Transcript
 
 LABELS = [METRICS[k].label for k in TABLE_ORDER]
-TRANSCRIPT_LABELS = [METRICS[k].label for k in TRANSCRIPT_METRICS]  # per-meeting and comparison tables
+TRANSCRIPT_LABELS = [METRICS[k].label for k in TRANSCRIPT_KEYS]  # per-meeting and comparison tables
 
 
 def _run(ws: Path, out: Path, drop_every: int) -> Path:
@@ -78,14 +80,14 @@ def test_every_metric_is_read_back_from_its_details(runs):
         ratios = [r for r in read if r is not None]
         total = scores["totals"][key]
         # the runs have no notes and the workspace no questions
-        assert len(ratios) == total["meetings"] == (0 if key in NOTES_METRICS + QUESTION_METRICS else 2), key
+        assert len(ratios) == total["meetings"] == (0 if key in family("notes").keys + family("questions").keys else 2), key
         assert (micro(ratios).num, micro(ratios).den) == pytest.approx((total["numerator"], total["denominator"])), key
 
 
 def test_report_score_table_and_comparison_show_the_catalogue(runs, tmp_path, capsys):
     ws, a, b = runs
     scores = json.loads((a / "scores.json").read_text())
-    write_report(tmp_path, load_recipe("l1"), SimpleNamespace(name="real", meetings=[1, 2]), scores)
+    report_of(tmp_path, load_recipe("l1"), "real", scores)
     report = (tmp_path / "report.md").read_text()
     lower, higher = _table(report, "### Lower is better"), _table(report, "### Higher is better")
     shown = [row[0] for row in lower[1:] + higher[1:]]
@@ -95,7 +97,7 @@ def test_report_score_table_and_comparison_show_the_catalogue(runs, tmp_path, ca
     assert lower[1][1] == METRICS["wer"].format_estimate(scores["aggregate"]["wer"])
     per_meeting = _table(report, "## Per meeting")
     assert per_meeting[0] == ["meeting", *TRANSCRIPT_LABELS]
-    assert per_meeting[1] == ["m1", *(METRICS[k].format(scores["meetings"]["m1"][k]["value"]) for k in TRANSCRIPT_METRICS)]
+    assert per_meeting[1] == ["m1", *(METRICS[k].format(scores["meetings"]["m1"][k]["value"]) for k in TRANSCRIPT_KEYS)]
 
     print_summary(scores)
     assert [line[:24].strip() for line in capsys.readouterr().out.splitlines()] == LABELS

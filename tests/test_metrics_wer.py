@@ -7,7 +7,7 @@ import jiwer
 import pytest
 
 from speechkit.io import read_stm, write_seglst, write_stm
-from speechkit.metrics.catalog import NOTES_METRICS, QUESTION_METRICS
+from speechkit.scoring.catalogue import family
 from speechkit.metrics.normalize import normalize, normalized_text
 from speechkit.metrics.wer import align_words, word_error_rate
 from speechkit.scoring import score_files
@@ -97,7 +97,7 @@ def test_score_files_wer_matches_jiwer(sample, realdata, tmp_path):
     # STM reference, SegLST hypothesis with names: the transcript metrics apply; DER/JER do not (a
     # SegLST holds transcript segments, not speaker turns), nor the term recalls, notes and questions
     assert set(scores["not_applicable"]) == {"number_recall", "term_recall", "speaker_consistency", "der", "jer",
-                                             *NOTES_METRICS, *QUESTION_METRICS}
+                                             *family("notes").keys, *family("questions").keys}
     assert "turns" in scores["not_applicable"]["der"]
     assert scores["aggregate"]["named_speaker_accuracy"]["value"] > 0.5
 

@@ -14,7 +14,8 @@ import pytest
 from speechkit.errors import FormatError
 from speechkit.io.manifest import load_workspace, write_manifest
 from speechkit.io.notes import read_gold_notes, write_notes
-from speechkit.metrics.notes import (NOTES_METRICS, assignee_credit, match_action_items, score_notes,
+from speechkit.scoring.catalogue import family
+from speechkit.metrics.notes import (assignee_credit, match_action_items, score_notes,
                                      summary_names, vocabulary)
 from speechkit.notes import ActionItem, Decision, GoldNotes, Notes
 from speechkit.text_similarity import LexicalSimilarity, text_similarity
@@ -53,7 +54,7 @@ def test_gold_notes_fed_back_score_one_on_every_metric(demo, similarity):
         assert applicable == {k: 1.0 for k in applicable}, (meeting, values, scores.details)
         assert values["action_item_f1"] == 1.0 and values["summary_fact_recall"] == 1.0, meeting
         assert scores.similarity.startswith(similarity.name)
-    assert set(values) == set(NOTES_METRICS)
+    assert set(values) == set(family("notes").keys)
 
 
 def test_swapped_assignees_score_zero_while_items_still_match(demo, similarity):

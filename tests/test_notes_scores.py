@@ -22,11 +22,15 @@ from speechkit.io.manifest import load_workspace
 from speechkit.io.notes import read_gold_notes, write_notes
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import read_stm
-from speechkit.metrics.catalog import METRICS, NOTES_METRICS, TRANSCRIPT_METRICS
+from speechkit.scoring.catalogue import METRICS, TRANSCRIPT_KEYS, family
 from speechkit.notes import ActionItem, Notes
 from speechkit.recipe import load_recipe
-from speechkit.report import write_comparison, write_report
+from speechkit.report.comparison import write_comparison
 from speechkit.scoring import ScoreOptions, score_workspace
+
+from report_helpers import report_of
+
+NOTES_METRICS = family("notes").keys
 
 DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"
 OPTIONS = ScoreOptions(resamples=200)
@@ -52,7 +56,7 @@ def _run(demo, folder: Path, notes: str | None) -> Path:
             items = tuple(replace(i, assignee=people[(people.index(demo.person(i.assignee_id)) + 1) % len(people)].name,
                                   assignee_id=None) for i in items)
         write_notes(folder / "notes" / f"{m.id}.json", Notes(gold.summary, items, gold.decisions, gold.outline), m.id)
-    score_workspace(demo, folder / "transcripts", OPTIONS, out=folder / "scores.json")
+    score_workspace(demo, folder, OPTIONS, out=folder / "scores.json")
     return folder
 
 
@@ -101,7 +105,7 @@ def test_a_run_without_notes_has_every_notes_metric_not_applicable_with_the_reas
     assert scores["settings"]["notes"]["similarity"] is None  # nothing was matched
     # the transcript metrics are those of the run with notes, to the value
     gold = _scores(runs["gold"])
-    assert {k: scores["aggregate"][k] for k in TRANSCRIPT_METRICS} == {k: gold["aggregate"][k] for k in TRANSCRIPT_METRICS}
+    assert {k: scores["aggregate"][k] for k in TRANSCRIPT_KEYS} == {k: gold["aggregate"][k] for k in TRANSCRIPT_KEYS}
 
 
 def test_a_workspace_without_gold_notes_has_the_notes_metrics_not_applicable(make_real_workspace, tmp_path):
@@ -112,21 +116,21 @@ def test_a_workspace_without_gold_notes_has_the_notes_metrics_not_applicable(mak
         write_seglst(run / "transcripts" / f"{meeting.id}.json", [ref])
         write_notes(run / "notes" / f"{meeting.id}.json",
                     Notes("Diane asked about Chicago.", (ActionItem("call Chicago", "Diane Doe"),)), meeting.id)
-    scores = score_workspace(ws, run / "transcripts", OPTIONS)
+    scores = score_workspace(ws, run, OPTIONS)
     for key in NOTES_METRICS:
         assert scores["aggregate"][key]["value"] is None
         assert scores["not_applicable"][key].startswith("no gold notes for this meeting")
     assert scores["aggregate"]["wer"]["value"] == 0.0
 
 
-def test_score_command_prints_the_notes_table_and_reads_notes_beside_the_transcripts(demo, runs, tmp_path, capsys):
+def test_score_command_prints_the_notes_table_of_the_run_folder_it_is_given(demo, runs, tmp_path, capsys):
     out = tmp_path / "s.json"
-    assert main(["score", "--workspace", str(DEMO), "--run", str(runs["swapped"] / "transcripts"),
+    assert main(["score", "--workspace", str(DEMO), "--run", str(runs["swapped"]),
                  "--out", str(out), "--resamples", "0"]) == 0
     text = capsys.readouterr().out
     assert "Meeting notes" in text and "AsgnAcc" in text
     assert json.loads(out.read_text())["aggregate"]["assignee_accuracy"]["value"] == 0.0
-    assert main(["score", "--workspace", str(DEMO), "--run", str(runs["none"] / "transcripts"),
+    assert main(["score", "--workspace", str(DEMO), "--run", str(runs["none"]),
                  "--out", str(out), "--resamples", "0"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line for line in lines if "AsgnAcc" in line] == [
@@ -139,14 +143,14 @@ def test_broken_run_notes_are_one_error_line(runs, tmp_path, capsys):
     shutil.copytree(runs["gold"] / "transcripts", run / "transcripts")
     (run / "notes").mkdir()
     (run / "notes" / "m02.json").write_text(json.dumps({"action_items": [{"assignee": "Priya"}]}))
-    assert main(["score", "--workspace", str(DEMO), "--run", str(run / "transcripts"), "--resamples", "0"]) != 0
+    assert main(["score", "--workspace", str(DEMO), "--run", str(run), "--resamples", "0"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].endswith(f"error: {run / 'notes' / 'm02.json'}: action_items[0].description: missing")
 
 
 def test_report_shows_the_items_side_by_side_with_the_wrong_assignee_marked(demo, runs, tmp_path):
     scores = _scores(runs["swapped"])
-    write_report(tmp_path, load_recipe("l1"), demo, scores)
+    report_of(tmp_path, load_recipe("l1"), demo.name, scores)
     report = (tmp_path / "report.md").read_text()
     section = report.split("## Meeting notes", 1)[1]
     m02 = section.split("### m02", 1)[1].split("###", 1)[0]
@@ -159,10 +163,10 @@ def test_report_shows_the_items_side_by_side_with_the_wrong_assignee_marked(demo
     assert all(f"- ✓ {d.topic}: {d.choice}" in m02 for d in gold.decisions)  # decisions found
     assert "<h3>m02</h3>" in (tmp_path / "report.html").read_text()
 
-    write_report(tmp_path, load_recipe("l1"), demo, _scores(runs["gold"]))
+    report_of(tmp_path, load_recipe("l1"), demo.name, _scores(runs["gold"]))
     assert f"| {item.description} | {item.assignee} | {item.description} | {item.assignee} ✓ |" in \
         (tmp_path / "report.md").read_text()
-    write_report(tmp_path, load_recipe("l1"), demo, _scores(runs["none"]))
+    report_of(tmp_path, load_recipe("l1"), demo.name, _scores(runs["none"]))
     assert "## Meeting notes\n\nNot applicable: the run has no notes" in (tmp_path / "report.md").read_text()
 
 

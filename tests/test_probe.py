@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from speechkit.probe.labels import label, severe
-from speechkit.probe.loop import ProbeOptions
-from speechkit.probe.novelty import NoveltyFilter
-from speechkit.probe.roles import TokenMeter
-from speechkit.probe.scoreboard import Scoreboard
+from speechkit.steps.probe.labels import label, severe
+from speechkit.steps.probe.loop import ProbeOptions
+from speechkit.steps.probe.novelty import NoveltyFilter
+from speechkit.steps.probe.roles import TokenMeter
+from speechkit.steps.probe.scoreboard import Scoreboard
 from speechkit.core.options import OptionError
 
 

@@ -20,11 +20,15 @@ from speechkit.io.seglst import write_seglst
 from speechkit.llm.client import LLMUnavailable
 from speechkit.llm.server import stop_shared_servers
 from speechkit.notes import Notes
-from speechkit.probe import probe_run
-from speechkit.probe.labels import label
-from speechkit.probe.loop import ProbeOptions
-from speechkit.probe.roles import CHECKS
-from speechkit.report import probe_section
+from speechkit.io.run_folder import RunFolder
+from speechkit.io.run_view import RunView
+from speechkit.io.scores import Scores
+from speechkit.llm import session
+from speechkit.steps.probe import LLMProber, probe_section
+from speechkit.steps.probe import probe_run as probe_step
+from speechkit.steps.probe.labels import label
+from speechkit.steps.probe.loop import ProbeOptions
+from speechkit.steps.probe.roles import CHECKS
 from speechkit.transcript import Transcript
 
 DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"
@@ -88,6 +92,13 @@ class Script:
         return 200, completion(json.dumps(content)), 0.0
 
 
+def probe_run(folder, options: ProbeOptions, meetings=None, similarity=None) -> dict:
+    """The probe step on ``folder`` in an LLM session of its own, as ``speechkit probe`` runs it."""
+    run = RunFolder(folder)
+    with session.opened(run.llm_cache):
+        return probe_step(run, run.workspace(), LLMProber(options, similarity), meetings)
+
+
 def serve(served: list[Endpoint], script: Script) -> str:
     server = Endpoint(script, models=["m"])
     served.append(server)
@@ -117,7 +128,7 @@ def test_the_loop_stops_at_i_max_labels_every_probe_and_writes_probe_json(served
     assert m["scoreboard"]["attribution"]["mean"] == 0.5 and m["scoreboard"]["synthesis"]["tests"] == 0
     assert (doc["level"], doc["endpoint"]["model"], doc["options"]["iterations"]) == (1, "m", 2)
     assert doc["endpoint"]["requests"] == 4 * 4  # generate, verify, answer, judge per probe
-    section = probe_section(run_folder)  # what the run's report shows of it
+    section = "\n".join(probe_section(RunView(RunFolder(run_folder), {}, Scores({}))))  # the run's report shows it
     assert "## Adaptive probing (roles: `m`)" in section and "4 judged: finding rate 50.0%, severity share 100.0%" in section
     assert "- action ownership: Question 3 here?" in section and "- factual recall: Question 1 here?" in section
 

@@ -103,7 +103,7 @@ def test_the_pyannote_recipe_runs_end_to_end(offline_models, make_real_workspace
     for result in run.results.values():
         assert result.speakers and all(len(v) == 32 for v in result.speakers.values())
         labels = {seg.speaker for seg in result.transcript.segments}
-        assert "" not in labels and labels <= set(result.names)
+        assert "" not in labels and labels <= set(result.record.result("identify"))
     enrolled = list((tmp_path / "out" / "cache" / "enroll").rglob("*.json"))
     assert len(enrolled) == 2 and all(len(json.loads(p.read_text())) == 32 for p in enrolled)
     turns = [json.loads(p.read_text()) for p in (tmp_path / "out" / "cache" / "diarize").rglob("*.json")]

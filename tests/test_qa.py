@@ -18,10 +18,12 @@ from speechkit.cli import main
 from speechkit.io.manifest import load_workspace
 from speechkit.io.seglst import read_seglst, write_seglst
 from speechkit.meeting_context import roster_line
-from speechkit.metrics.catalog import QUESTION_METRICS
 from speechkit.metrics.qa import entity_stated, score_answers
-from speechkit.qa.questions import Entity, default_questions_path, read_questions
-from speechkit.qa.run import answer_run, parse_qa
+from speechkit.io.questions import Entity, default_questions_path, read_questions
+from speechkit.io.run_folder import RunFolder
+from speechkit.metrics.qa import QUESTION_METRICS
+from speechkit.steps import parse_step
+from speechkit.steps.qa import answer_run as answer_step
 from speechkit.recipe import RecipeError, load_recipe
 from speechkit.scoring import score_workspace
 from speechkit.transcript import Transcript
@@ -123,6 +125,15 @@ def _run(ws, root: Path, level: int) -> Path:
     return root
 
 
+def parse_qa(data):
+    return parse_step("qa", data, "qa")
+
+
+def answer_run(ws, folder, spec=None):
+    """The qa step on the run folder ``folder`` (the extractive backend unless ``spec`` says)."""
+    return answer_step(ws, RunFolder(folder), spec or parse_qa(None))
+
+
 def test_extractive_answers_who_questions_with_the_l3_roster_and_names(demo, tmp_path):
     l1 = answer_run(demo, _run(demo, tmp_path / "l1", 1))["scores"]
     l3 = answer_run(demo, _run(demo, tmp_path / "l3", 3))["scores"]
@@ -140,13 +151,13 @@ def test_extractive_answers_who_questions_with_the_l3_roster_and_names(demo, tmp
 def test_scores_json_holds_the_question_metrics_from_qa_json(demo, tmp_path):
     run = _run(demo, tmp_path / "run", 3)
     document = answer_run(demo, run)
-    scores = score_workspace(demo, run / "transcripts", out=run / "scores.json")
-    for key in QUESTION_METRICS:
+    scores = score_workspace(demo, run, out=run / "scores.json")
+    for key in (m.key for m in QUESTION_METRICS):
         assert scores["aggregate"][key]["value"] == document["scores"][key]["value"], key
         assert key not in scores["not_applicable"]
     assert scores["meetings"]["m01"]["details"]["questions"]["questions"] == len(_gold(demo, "m01").questions)
     (run / "qa.json").unlink()
-    bare = score_workspace(demo, run / "transcripts")
+    bare = score_workspace(demo, run)
     assert bare["aggregate"]["qa_accuracy"]["value"] is None
     assert "no answers" in bare["not_applicable"]["qa_accuracy"]
 
@@ -160,7 +171,7 @@ def test_a_workspace_without_questions_has_them_not_applicable(make_real_workspa
 
 
 def test_recipes_take_a_checked_qa_block(tmp_path):
-    assert load_recipe("l3").qa.backend == "extractive"
+    assert load_recipe("l3").steps["qa"].backend == "extractive"
     assert parse_qa({"backend": "llm", "model": "m", "transcript_bytes": 500}).options.transcript_bytes == 500
     base = (Path(load_recipe("whisper").path)).read_text()
     for block, problem in (("qa: {backend: oracle}", r"qa\.backend: unknown backend 'oracle'"),

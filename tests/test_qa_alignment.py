@@ -16,9 +16,10 @@ from speechkit.llm.client import ClientOptions, LLMClient
 from speechkit.metrics.qa_alignment import (THRESHOLD, align_matrix, align_summaries, align_texts, cosine_matrix,
                                             sentences)
 from speechkit.notes import Notes
-from speechkit.probe.inputs import open_run
-from speechkit.qa.pairs import align_meeting, extract_pairs
-from speechkit.qa.questions import read_questions
+from speechkit.io.manifest import load_workspace
+from speechkit.io.run_folder import RunFolder
+from speechkit.steps.align import align_meeting, extract_pairs
+from speechkit.io.questions import read_questions
 from speechkit.text_similarity import LexicalSimilarity
 
 DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"
@@ -126,7 +127,7 @@ def test_pairs_extracted_through_the_llm_client_align_with_the_demo_gold_pairs_a
     run = tmp_path / "run"
     write_json(run / "run.json", {"recipe": {"level": 1}, "workspace": {"root": str(DEMO)}})
     write_notes(run / "notes" / "m01.json", Notes(summary="SettleMap: the cut-over date is May 8. It rained."), "m01")
-    found = align_meeting(open_run(run), "m01", pairs, LexicalSimilarity())
+    found = align_meeting(RunFolder(run), load_workspace(DEMO), "m01", pairs, LexicalSimilarity())
     qa = found["qa_pairs"]
     assert (qa["predicted"], qa["aligned_predicted"], qa["similarity"]) == (2, 1, "lexical")
     assert qa["aligned_gold"] >= 1 and qa["recall"] == qa["aligned_gold"] / qa["gold"]

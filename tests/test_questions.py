@@ -15,7 +15,7 @@ from speechkit.cli import main
 from speechkit.corpora.folder import import_folder
 from speechkit.errors import FormatError
 from speechkit.io.manifest import load_workspace
-from speechkit.qa.questions import QUESTION_TYPES, default_questions_path, read_questions
+from speechkit.io.questions import QUESTION_TYPES, default_questions_path, read_questions
 from speechkit.synth.questions import gold_questions, write_gold_questions
 
 DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"

@@ -28,12 +28,12 @@ def test_every_shipped_recipe_loads_at_every_level(name):
         recipe = load_recipe(name, level=level)
         assert recipe.level == level and recipe.name == f"{name}-l{level}"
         assert set(recipe.stages) >= {"vad", "asr", "diarize", "attribute", "identify"}
-        assert recipe.as_dict()["stages"]["asr"]["backend"] in ("whisper", "ctc")
+        assert recipe.to_dict()["stages"]["asr"]["backend"] in ("whisper", "ctc")
 
 
 @pytest.mark.parametrize("name, family, level", [("l1", "whisper", 1), ("l3", "whisper", 3), ("ctc-l2", "ctc", 2)])
 def test_level_names_are_the_family_recipe_at_that_level(name, family, level):
-    assert load_recipe(name).as_dict() == load_recipe(family, level=level).as_dict()
+    assert load_recipe(name).to_dict() == load_recipe(family, level=level).to_dict()
 
 
 def test_a_recipe_without_level_is_refused_at_run_time(tmp_path):
@@ -46,7 +46,7 @@ def test_a_recipe_without_level_is_refused_at_run_time(tmp_path):
 
 
 def test_resolved_recipe_records_every_default():
-    stages = load_recipe("l1").as_dict()["stages"]
+    stages = load_recipe("l1").to_dict()["stages"]
     assert stages["vad"]["hysteresis"] == 0.15 and stages["vad"]["min_silence_s"] == 1.0
     assert stages["identify"] == {"backend": "cosine", "normalization": "snorm", "threshold": 0.5,
                                   "split_margin": 0.5, "prior_threshold": 0.7, "prior_margin": 0.05}
@@ -287,7 +287,7 @@ def test_cache_reuses_results_and_recovers_from_a_corrupt_entry(tmp_path):
 
 def test_the_fewest_meetings_for_significance_is_a_recipe_option(tmp_path):
     recipe = load_recipe("whisper", level=3)
-    assert recipe.statistics.min_meetings == 5 and recipe.as_dict()["statistics"] == {"min_meetings": 5}
+    assert recipe.statistics.min_meetings == 5 and recipe.to_dict()["statistics"] == {"min_meetings": 5}
     assert recipe.with_settings({"statistics.min_meetings": 2}).statistics.min_meetings == 2
     (tmp_path / "few.yaml").write_text("level: 1\nstatistics: {min_meetings: 2}\n" + STAGES_OK)
     assert load_recipe(tmp_path / "few.yaml").statistics.min_meetings == 2

@@ -66,6 +66,8 @@ def test_unsafe_ids_are_rejected_when_the_manifest_loads(tmp_path, field, value)
 def test_a_run_with_an_escaping_meeting_id_writes_nothing_outside_the_run_folder(tmp_path, monkeypatch):
     """A workspace built in Python skips the manifest checks; the runner's paths still cannot leave OUT."""
     from speechkit.cascade import CascadeResult
+    from speechkit.core.record import TRANSCRIPT, MeetingRecord
+    from speechkit.io.run_folder import RunFolder
     from speechkit.recipe import load_recipe
     from speechkit.cache import StageCache
     from speechkit.runner import run_meetings
@@ -79,11 +81,11 @@ def test_a_run_with_an_escaping_meeting_id_writes_nothing_outside_the_run_folder
 
     class Stub:
         def run(self, audio, context, cache, session_id=None, **kwargs):
-            return CascadeResult(Transcript(session_id, []), {}, {})
+            return CascadeResult(MeetingRecord(audio, context, session_id), {TRANSCRIPT: Transcript(session_id, [])})
 
     before = snapshot(tmp_path)
     with pytest.raises(OutputError, match="not a safe identifier"):
-        run_meetings(load_recipe("l1"), ws, Path("out"), Stub(), cache=StageCache(None), progress=False)
+        run_meetings(load_recipe("l1"), ws, RunFolder("out"), Stub(), cache=StageCache(None), progress=False)
     assert snapshot(tmp_path) == before
     assert not list(tmp_path.rglob("x.*"))
 

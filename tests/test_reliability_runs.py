@@ -62,7 +62,7 @@ def partial_run(partial_ws, l3_cascade, tmp_path_factory) -> RunResult:
 
 def test_people_without_enrollment_stay_unnamed_and_the_rest_are_named(partial_run):
     for mid, result in partial_run.results.items():
-        names = sorted(result.names.values())
+        names = sorted(result.record.result("identify").values())
         assert names[0] == "Diane Doe" and names[1].startswith("Speaker "), (mid, names)  # two voices
         assert "Sheila Doe" not in {s.speaker_name for s in result.transcript.segments}
     persons = [m["details"]["speakers"]["persons"] for m in partial_run.scores["meetings"].values()]

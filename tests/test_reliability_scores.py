@@ -19,7 +19,7 @@ from speechkit.errors import FormatError, ManifestError, SpeechkitError
 from speechkit.io import read_rttm, read_seglst, read_stm, write_rttm, write_seglst, write_stm
 from speechkit.io.manifest import load_workspace
 from speechkit.metrics.bootstrap import MAX_RESAMPLES, Ratio, bootstrap
-from speechkit.metrics.catalog import TRANSCRIPT_METRICS
+from speechkit.scoring.catalogue import TRANSCRIPT_KEYS
 from speechkit.scoring import ScoreOptions, score_files, score_workspace
 from speechkit.transcript import Transcript
 
@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "workspaces" / "demo"
 PERFECT = {"wer": 0.0, "number_recall": 1.0, "term_recall": 1.0, "speaker_consistency": 1.0,
            "named_speaker_accuracy": 1.0, "der": 0.0, "jer": 0.0, "cpwer": 0.0, "tcpwer": 0.0}
-assert set(PERFECT) == set(TRANSCRIPT_METRICS)  # the notes metrics: tests/test_notes_scores.py
+assert set(PERFECT) == set(TRANSCRIPT_KEYS)  # the notes metrics: tests/test_notes_scores.py
 
 
 # 5. A perfect hypothesis scores exactly 1 (and 0 error) on every metric.
@@ -147,12 +147,13 @@ def test_a_file_with_several_sessions_none_of_them_the_meetings_is_an_error(tmp_
 
 def test_transcribe_maps_spaces_in_the_audio_name_to_a_valid_session_id(tmp_path, monkeypatch, capsys):
     from speechkit.cascade import Cascade, CascadeResult
+    from speechkit.core.record import TRANSCRIPT
 
     seen = {}
 
     def fake_run(self, audio, context=None, cache=None, session_id=None, **kwargs):
         seen["session_id"] = session_id
-        return CascadeResult(Transcript(session_id, REFERENCES["m1"]), {}, {})
+        return CascadeResult(self.record(audio, session_id=session_id), {TRANSCRIPT: Transcript(session_id, REFERENCES["m1"])})
     monkeypatch.setattr(Cascade, "run", fake_run)
     audio = tmp_path / "my  team\tmeeting.wav"
     audio.write_bytes(b"RIFF")  # never decoded: the cascade is replaced

@@ -105,7 +105,7 @@ def test_no_output_of_an_l3_run_with_the_llm_corrector_holds_the_key(endpoint, m
     url, handler = endpoint
     handler.replies = ["500-echo", "echo", "401-reason", "turns-with-key", "prose-with-key", "echo"]
     ws = make_real_workspace(tmp_path / "ws")
-    recipe = load_recipe("l3").as_dict()
+    recipe = load_recipe("l3").to_dict()
     recipe["name"] = "l3-llm"
     recipe["stages"]["correct"] = {"backend": "llm", "base_url": url, "model": "test-model", "batch_turns": 2,
                                    "max_retries": 1, "backoff_s": 0.0, "timeout_s": 20.0}

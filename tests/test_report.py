@@ -16,12 +16,19 @@ from speechkit.compare import Run, compare
 from speechkit.io import read_transcripts
 from speechkit.io.rttm import write_rttm
 from speechkit.io.stm import read_stm, write_stm
-from speechkit.metrics.catalog import METRICS
+from speechkit.scoring.catalogue import METRICS
 from speechkit.metrics.diarization import BASELINES
 from speechkit.recipe import load_recipe
-from speechkit.report import GATES, LEVELS, MAX_EDITS, rewrite_report, write_comparison, write_report
+from speechkit.io.run_folder import RunFolder
+from speechkit.io.scores import Scores
+from speechkit.report import write_report
+from speechkit.report.comparison import write_comparison
+from speechkit.report.sections import LEVELS
+from speechkit.stages.correct.report import GATES, MAX_EDITS
 from speechkit.scoring import score_files
 from speechkit.transcript import Segment, Transcript
+
+from report_helpers import report_of
 
 CHROMIUM = shutil.which("chromium")
 # Matplotlib's first two default bar colours (C0 blue, C1 orange), as RGB.
@@ -55,7 +62,7 @@ def _pixels_of(image, colour) -> int:
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is installed by `make setup`")
 def test_report_html_renders_its_plots_in_chromium(scores, tmp_path):
     ws = SimpleNamespace(name="sample", meetings=[1])
-    write_report(tmp_path, load_recipe("l1"), ws, scores)
+    report_of(tmp_path, load_recipe("l1"), ws.name, scores)
     assert "| WER |" in (tmp_path / "report.md").read_text()
     image = _screenshot(tmp_path / "report.html", tmp_path / "shot.png")
     # the bars of the embedded plots are drawn on screen: their colour covers a visible area
@@ -65,7 +72,7 @@ def test_report_html_renders_its_plots_in_chromium(scores, tmp_path):
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is installed by `make setup`")
 def test_comparison_renders_one_bar_series_per_level(scores, tmp_path):
-    write_comparison(tmp_path, compare([Run(level, tmp_path / level.lower(), scores) for level in ("L1", "L3")]))
+    write_comparison(tmp_path, compare([Run(level, tmp_path / level.lower(), Scores(scores)) for level in ("L1", "L3")]))
     assert "| WER |" in (tmp_path / "comparison.md").read_text()
     image = _screenshot(tmp_path / "comparison.html", tmp_path / "shot.png")
     assert _pixels_of(image, BAR_COLOURS[0]) > 300 and _pixels_of(image, BAR_COLOURS[1]) > 300
@@ -89,7 +96,7 @@ def _section(markdown: str, heading: str) -> str:
 
 
 def test_report_defines_the_levels_and_gives_every_na_its_reason(scores, tmp_path):
-    write_report(tmp_path, load_recipe("l1"), SimpleNamespace(name="sample", meetings=[1]), scores)
+    report_of(tmp_path, load_recipe("l1"), "sample", scores)
     report = (tmp_path / "report.md").read_text()
     assert f"context level L1: {LEVELS[1]}" in report
     for level, sentence in LEVELS.items():
@@ -118,7 +125,7 @@ def test_readme_defines_the_levels_as_the_report_does():
 
 
 def test_report_splits_wer_and_shows_each_speaker(scores, tmp_path):
-    write_report(tmp_path, load_recipe("l1"), SimpleNamespace(name="sample", meetings=[1]), scores)
+    report_of(tmp_path, load_recipe("l1"), "sample", scores)
     report = (tmp_path / "report.md").read_text()
     header, sample, total = _rows(report, "## Word errors")
     assert header == ["meeting", "reference words", "WER", "substitutions", "deletions", "insertions"]
@@ -146,7 +153,7 @@ def test_der_is_shown_beside_the_one_label_baselines_and_no_empty_chart(realdata
     write_rttm(tmp_path / "hyp.rttm", hyp)
     scores = score_files(tmp_path / "ref.rttm", tmp_path / "hyp.rttm")
     (tmp_path / "wer.png").write_bytes(b"an earlier report's plot")
-    write_report(tmp_path, load_recipe("l1"), SimpleNamespace(name="ami", meetings=list(sessions)), scores)
+    report_of(tmp_path, load_recipe("l1"), "ami", scores)
     report = (tmp_path / "report.md").read_text()
     der = next(row for row in _rows(report, "### Lower is better") if row[0] == "DER")
     for key, label in BASELINES.items():
@@ -185,7 +192,7 @@ def test_rewritten_report_lists_the_correction_edits_with_their_reasons(scores, 
            "asr": {"meetings": {"sample": {"windows": 4, "flagged_windows": 1, "flagged": {"repeat": 1}}}}}
     (tmp_path / "run.json").write_text(json.dumps(run))
     (tmp_path / "scores.json").write_text(json.dumps(scores))
-    rewrite_report(tmp_path)
+    write_report(RunFolder(tmp_path))
     report = (tmp_path / "report.md").read_text()
     assert f"context level L3: {LEVELS[3]}" in report and "## ASR loop and hallucination control" in report
     summary, edits = _rows(report, "## Corrections"), _rows(report, "| meeting | turn |")  # edits: no header
@@ -201,5 +208,5 @@ def test_rewritten_report_lists_the_correction_edits_with_their_reasons(scores, 
     run["recipe"]["stages"] = {"asr": {}}
     run["stages"] = {}
     (tmp_path / "run.json").write_text(json.dumps(run))
-    rewrite_report(tmp_path)
+    write_report(RunFolder(tmp_path))
     assert _section((tmp_path / "report.md").read_text(), "## Corrections").strip() == "The recipe has no correct stage."

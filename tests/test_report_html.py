@@ -13,7 +13,8 @@ import yaml
 from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import read_stm
-from speechkit.report import rewrite_report
+from speechkit.io.run_folder import RunFolder
+from speechkit.report import write_report
 from speechkit.scoring import score_workspace
 from speechkit.transcript import Segment, Transcript
 
@@ -60,7 +61,7 @@ def run(tmp_path_factory, make_real_workspace):
         write_seglst(transcripts / f"{mid}.json", [Transcript(mid, segments)])
         write_rttm(transcripts / f"{mid}.rttm", [Transcript(mid, [Segment(s.start, s.end, s.speaker) for s in segments],
                                                             has_words=False)])
-    score_workspace(ws, transcripts, out=out / "scores.json")
+    score_workspace(ws, out, out=out / "scores.json")
     edits = [{"segment": 1, "start": 0, "end": 2, "old": "new jersey", "new": "New Jersey", "gate": "respelling",
               "score": 1.0}]
     (out / "run.json").write_text(json.dumps({
@@ -68,7 +69,7 @@ def run(tmp_path_factory, make_real_workspace):
         "workspace": {"name": "pyannote-sample"},
         "stages": {"correct": {"m1": {"backend": "lexicon", "turns": 9, "edits": 1, "turns_changed": 1,
                                       "details": {"edits": edits}}}}}))
-    rewrite_report(out)
+    write_report(RunFolder(out))
     return out
 
 

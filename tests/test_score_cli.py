@@ -10,7 +10,9 @@ import pytest
 
 from speechkit.cli import main
 from speechkit.io import write_ctm, write_seglst
-from speechkit.metrics.catalog import NOTES_METRICS, QUESTION_METRICS
+from speechkit.scoring.catalogue import family
+
+NOTES_METRICS, QUESTION_METRICS = family("notes").keys, family("questions").keys
 from speechkit.metrics.normalize import normalize
 from speechkit.transcript import Segment, Transcript, Word
 

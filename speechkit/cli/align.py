@@ -56,14 +56,20 @@ def _figures(alignment: dict | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from speechkit.cli.llm_options import endpoint_settings, options_from_args
-    from speechkit.io.run_folder import level_folders
-    from speechkit.qa.pairs import PAIRS_NAME, PairsOptions, align_run
+    from speechkit.core.stage import Spec
+    from speechkit.core.step import StepJob
+    from speechkit.io.run_folder import RunFolder, level_folders
+    from speechkit.metrics.bootstrap import RESAMPLES, SEED
+    from speechkit.postrun import run_step_on_finished
+    from speechkit.steps.align import DEFAULT_BACKEND, PairsOptions
 
     given = {field: getattr(args, flag) for flag, field in FLAGS.items() if getattr(args, flag) is not None}
-    options = options_from_args(PairsOptions, {**given, **endpoint_settings(args)}, FLAGS)
-    for k, folder in enumerate(run.root for run in level_folders(args.run)):
+    spec = Spec("align", DEFAULT_BACKEND, options_from_args(PairsOptions, {**given, **endpoint_settings(args)}, FLAGS))
+    for k, run in enumerate(level_folders(args.run)):
         started = time.perf_counter()
-        document = align_run(folder, options, args.workspace, args.cache_dir)
+        job = StepJob(run.workspace(args.workspace), RESAMPLES, SEED)
+        document = run_step_on_finished(run, spec, job, args.cache_dir or run.llm_cache)
+        folder = run.root
         print(("\n" if k else "") + f"{folder} (similarity {document['similarity']}, "
               f"threshold {document['options']['threshold']:g}, model {document['endpoint']['model']})")
         print(f"  QA pairs   {_figures(document['run']['qa_pairs'])}")
@@ -71,5 +77,5 @@ def run(args: argparse.Namespace) -> int:
         for mid, m in document["meetings"].items():
             if m["reason"]:
                 print(f"  {mid}: {m['reason']}")
-        print(f"wrote {folder / PAIRS_NAME} ({time.perf_counter() - started:.1f} s)")
+        print(f"wrote {run.file(RunFolder.PAIRS)} ({time.perf_counter() - started:.1f} s)")
     return 0

@@ -20,7 +20,7 @@ examples:
 
 
 def _metrics(text: str) -> tuple[str, ...]:
-    from speechkit.metrics.catalog import TABLE_ORDER
+    from speechkit.scoring.catalogue import TABLE_ORDER
     names = tuple(m.strip() for m in text.split(",") if m.strip())
     unknown = [m for m in names if m not in TABLE_ORDER]
     if unknown or not names:
@@ -52,8 +52,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from speechkit.compare import CompareError, compare, load_run
-    from speechkit.metrics.catalog import TABLE_ORDER
-    from speechkit.report import comparison_markdown, write_comparison
+    from speechkit.scoring.catalogue import TABLE_ORDER
+    from speechkit.report.comparison import comparison_markdown, write_comparison
 
     if len(args.runs) < 2:
         raise CompareError(args.runs[0], "give at least two runs to compare")

@@ -44,21 +44,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def judge_options(args: argparse.Namespace):
     """The judge's options from the command line, checked as a recipe's are (``--timeout-s: ...``)."""
     from speechkit.cli.llm_options import endpoint_settings, options_from_args
-    from speechkit.judge import JudgeOptions
+    from speechkit.steps.judge import JudgeOptions
 
     return options_from_args(JudgeOptions, endpoint_settings(args))
 
 
 def run(args: argparse.Namespace) -> int:
-    from speechkit.io.run_folder import level_folders
-    from speechkit.judge import format_judged, judge_run
+    from speechkit.core.stage import Spec
+    from speechkit.core.step import StepJob
+    from speechkit.io.run_folder import RunFolder, level_folders
+    from speechkit.postrun import run_step_on_finished
+    from speechkit.steps.judge import DEFAULT_BACKEND, format_judged
 
-    options = judge_options(args)
-    folders = [run.root for run in level_folders(args.run)]
-    for k, folder in enumerate(folders):
+    spec = Spec("judge", DEFAULT_BACKEND, judge_options(args))
+    for k, run in enumerate(level_folders(args.run)):
         started = time.perf_counter()
-        judged = judge_run(folder, options, args.workspace, args.cache_dir or args.run / "cache" / "llm",
-                           args.resamples, args.seed)
-        print(("\n" if k else "") + format_judged(judged, folder))
-        print(f"wrote {folder / 'judged.json'} ({time.perf_counter() - started:.1f} s)")
+        job = StepJob(run.workspace(args.workspace), args.resamples, args.seed)
+        judged = run_step_on_finished(run, spec, job, args.cache_dir or args.run / "cache" / "llm")
+        print(("\n" if k else "") + format_judged(judged, run.root))
+        print(f"wrote {run.file(RunFolder.JUDGED)} ({time.perf_counter() - started:.1f} s)")
     return 0

@@ -57,7 +57,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def probe_options(args: argparse.Namespace):
     """The probe's options from the command line, checked as a recipe's are (``--iterations: ...``)."""
     from speechkit.cli.llm_options import endpoint_settings, options_from_args
-    from speechkit.probe.loop import ProbeOptions
+    from speechkit.steps.probe.loop import ProbeOptions
 
     given = {field: getattr(args, flag) for flag, field in FLAGS.items() if getattr(args, flag) is not None}
     if "demands" in given:
@@ -66,18 +66,22 @@ def probe_options(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from speechkit.io.run_folder import level_folders
-    from speechkit.probe import PROBE_NAME, probe_run
-    from speechkit.probe.results import format_summary
+    from speechkit.core.stage import Spec
+    from speechkit.core.step import StepJob
+    from speechkit.io.run_folder import RunFolder, level_folders
+    from speechkit.metrics.bootstrap import RESAMPLES, SEED
+    from speechkit.postrun import run_step_on_finished
+    from speechkit.steps.probe import DEFAULT_BACKEND
+    from speechkit.steps.probe.results import format_summary
 
-    options = probe_options(args)
+    spec = Spec("probe", DEFAULT_BACKEND, probe_options(args))
     rates = {}
-    for k, folder in enumerate(run.root for run in level_folders(args.run)):
+    for k, run in enumerate(level_folders(args.run)):
         started = time.perf_counter()
-        document = probe_run(folder, options, args.meeting, args.workspace,
-                             args.cache_dir or args.run / "cache" / "llm")
+        job = StepJob(run.workspace(args.workspace), RESAMPLES, SEED, tuple(args.meeting) if args.meeting else None)
+        document = run_step_on_finished(run, spec, job, args.cache_dir or args.run / "cache" / "llm")
         print(("\n" if k else "") + format_summary(document))
-        print(f"wrote {folder / PROBE_NAME} ({time.perf_counter() - started:.1f} s)")
+        print(f"wrote {run.file(RunFolder.PROBE)} ({time.perf_counter() - started:.1f} s)")
         rates[f"L{document['level']}"] = document["summary"]["finding_rate"]
     if len(rates) > 1:
         print("\nfinding rate per level: " + ", ".join(

@@ -17,7 +17,7 @@ local server). Writes RUN/qa.json (answers, marks, scores with 95% bootstrap CIs
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from speechkit.cli.score import add_bootstrap_options
-    from speechkit.qa.run import BACKENDS
+    from speechkit.steps.qa import BACKENDS
 
     p = subparsers.add_parser("qa", help="answer the gold questions from a run's output; write RUN/qa.json",
                               description="Answer the gold questions from a run's own output and score them.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -33,29 +33,27 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from speechkit.io.run_folder import RunFolder
-    from speechkit.llm import session
-    from speechkit.metrics.catalog import METRICS, QUESTION_METRICS
-    from speechkit.qa.run import answer_run, parse_qa
-    from speechkit.recipe import RecipeError, parse_settings
     from speechkit.core.options import OptionError
+    from speechkit.core.step import StepJob
+    from speechkit.io.run_folder import RunFolder
+    from speechkit.metrics.qa import QUESTION_METRICS
+    from speechkit.postrun import run_step_on_finished
+    from speechkit.recipe import RecipeError, parse_settings
+    from speechkit.steps import parse_step
 
     if not args.run.is_dir():
         raise SpeechkitError(f"{args.run}: run folder not found")
     try:
-        spec = parse_qa({"backend": args.backend, **parse_settings(args.settings)})
+        spec = parse_step("qa", {"backend": args.backend, **parse_settings(args.settings)}, "qa")
     except OptionError as exc:
         raise RecipeError("--set", exc.problem, field=exc.field) from None
-    ws = RunFolder(args.run).workspace(args.workspace)
-    session.begin(None)
-    try:
-        document = answer_run(ws, args.run, spec, args.out, args.resamples, args.seed)
-    finally:
-        session.end()
-    for key in QUESTION_METRICS:
-        entry = document["scores"][key]
-        shown = METRICS[key].format_estimate(entry)
-        print(f"{METRICS[key].label:<28} {shown}  ({entry['numerator']:g}/{entry['denominator']:g} questions)")
+    run = RunFolder(args.run)
+    job = StepJob(run.workspace(args.workspace), args.resamples, args.seed, out=args.out)
+    document = run_step_on_finished(run, spec, job, None)
+    for metric in QUESTION_METRICS:
+        entry = document["scores"][metric.key]
+        shown = metric.format_estimate(entry)
+        print(f"{metric.label:<28} {shown}  ({entry['numerator']:g}/{entry['denominator']:g} questions)")
     for mid, reason in document["not_applicable"].items():
         print(f"n/a {mid}: {reason}")
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from speechkit.cli.run import add_run_options, cache_dir
+from speechkit.cli.run import add_run_options, cache_dir, print_summary
 
 DEFAULT_WORKSPACE = Path(__file__).resolve().parents[2] / "workspaces" / "demo"
 
@@ -31,11 +31,11 @@ def run(args: argparse.Namespace) -> int:
     from speechkit.compare import Run, compare
     from speechkit.executors import Job, make_executor
     from speechkit.io.manifest import load_workspace
-    from speechkit.llm.run import with_failure_policy
-    from speechkit.preflight import check_models
-    from speechkit.recipe import load_recipe, parse_settings
     from speechkit.io.run_folder import LevelsFolder, default_folder
-    from speechkit.report import print_summary, write_comparison
+    from speechkit.io.scores import Scores
+    from speechkit.llm.run import with_failure_policy
+    from speechkit.recipe import load_recipe, parse_settings
+    from speechkit.report.comparison import write_comparison
 
     if args.show_options:
         from speechkit.stages.reference import options_reference
@@ -50,10 +50,6 @@ def run(args: argparse.Namespace) -> int:
     for level in levels:
         recipe = with_failure_policy(load_recipe(args.asr, level=level).with_overrides(
             model=args.model, device=args.device).with_settings(settings), args.llm_failures)
-        if args.executor == "local":  # a Ray cluster's workers may have the GPU this machine lacks
-            check_models(recipe)  # every model is here: fail before torch loads or audio is read
-            from speechkit.devices import resolve_device
-            resolve_device(recipe.device)
         if folder is None:
             folder = default_folder(recipe.family, ws.name)
         out = folder.level(level).root if args.level == "all" or args.out is None else args.out
@@ -62,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         print_summary(result.scores)
         runs[level] = result
     if args.level == "all":
-        write_comparison(folder.root, compare([Run(f"L{n}", folder.level(n).root, r.scores) for n, r in runs.items()],
-                                              min_meetings=recipe.statistics.min_meetings))
+        levels_compared = [Run(f"L{n}", folder.level(n).root, Scores(r.scores)) for n, r in runs.items()]
+        write_comparison(folder.root, compare(levels_compared, min_meetings=recipe.statistics.min_meetings))
         print(f"wrote {folder.comparison('.md')} and {folder.comparison('.html')}")
     return 0

@@ -55,13 +55,21 @@ def cache_dir(args: argparse.Namespace) -> Path:
     return args.out / "cache" if args.out is not None else RUNS / "cache"
 
 
+def print_summary(scores: dict) -> None:
+    """Print the aggregate figures with their 95% CIs (n/a with the reason)."""
+    from speechkit.io.markdown import estimate
+    from speechkit.io.scores import Scores
+    from speechkit.scoring.catalogue import METRICS, TABLE_ORDER
+
+    for key in TABLE_ORDER:
+        print(f"  {METRICS[key].label:<22} {estimate(Scores(scores), METRICS[key])}")
+
+
 def run(args: argparse.Namespace) -> int:
     from speechkit.executors import Job, make_executor
     from speechkit.io.manifest import load_workspace
     from speechkit.llm.run import with_failure_policy
-    from speechkit.preflight import check_models
     from speechkit.recipe import load_recipe, parse_settings
-    from speechkit.report import print_summary
     from speechkit.runner import default_out
 
     recipe = load_recipe(args.recipe, level=args.level).with_overrides(model=args.model, device=args.device)
@@ -69,10 +77,6 @@ def run(args: argparse.Namespace) -> int:
     recipe = with_failure_policy(recipe, args.llm_failures)
     ws = load_workspace(args.workspace)
     executor = make_executor(args.executor, args.address)
-    if args.executor == "local":  # a Ray cluster's workers may have the GPU this machine lacks
-        check_models(recipe)  # every model is here: fail before torch loads or audio is read
-        from speechkit.devices import resolve_device
-        resolve_device(recipe.device)
     [result] = executor.run(recipe, [Job(ws, args.out or default_out(recipe, ws), cache_dir(args))])
     print_summary(result.scores)
     print(f"wrote {result.out}/ (scores.json, report.md, report.html, run.json, transcripts/)")

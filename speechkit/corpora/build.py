@@ -34,7 +34,7 @@ from speechkit.io.notes import read_gold_notes, write_notes
 from speechkit.io.names import id_problem
 from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
-from speechkit.qa.questions import default_questions_path, read_questions, write_questions
+from speechkit.io.questions import default_questions_path, read_questions, write_questions
 from speechkit.transcript import Transcript
 from speechkit.workspace import Meeting, Person, TermSet, Workspace
 

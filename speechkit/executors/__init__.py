@@ -1,7 +1,7 @@
 """Executors: where a recipe runs over workspaces, each into its run folder.
 
-Every executor writes the same run folder (see :mod:`speechkit.runner`) with the same stage
-code and the same stage cache (the job's ``cache``, shared between jobs where they name one
+Every executor runs the same :mod:`~speechkit.lifecycle` and writes the same run folder (see
+:mod:`speechkit.io.run_folder`) with the same stage code and the same stage cache (the job's ``cache``, shared between jobs where they name one
 folder), so a run started by one executor is resumed by any other::
 
     from speechkit.executors import Job, make_executor
@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Protocol, Sequence
 
 from speechkit.errors import SpeechkitError
-from speechkit.executors.job import Job
+from speechkit.lifecycle import Job
 from speechkit.recipe import Recipe
 from speechkit.runner import RunResult
 
@@ -42,11 +42,13 @@ class LocalExecutor:
 
     def run(self, recipe: Recipe, jobs: Sequence[Job], progress: bool = True) -> list[RunResult]:
         from speechkit.cascade import Cascade
-        from speechkit.runner import run_workspace
+        from speechkit.lifecycle import preflight, run_folders
+        from speechkit.runner import run_job
 
+        checked = preflight(recipe)
         cascade = Cascade(recipe)
-        return [run_workspace(recipe, job.workspace, job.out, cascade=cascade, progress=progress,
-                              cache_dir=job.cache_dir) for job in jobs]
+        with run_folders(jobs):
+            return [run_job(recipe, job, cascade, checked, progress) for job in jobs]
 
 
 def make_executor(name: str = "local", address: str | None = None) -> Executor:

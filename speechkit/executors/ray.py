@@ -3,17 +3,25 @@
 Two phases, each a Ray Data ``map_batches`` over stateful worker classes, so a worker loads a
 stage's model once and keeps it for every meeting it is handed:
 
-1. The stages that need no context, over every meeting of every workspace: VAD, then
-   diarization, then ASR where its context is known without earlier outputs (every meeting at
-   level 1, a workspace's first meeting at levels 2 and 3). Each stage is one ``map_batches``
-   with its own workers (:class:`StageWorker`) and resources; a stage's results go into the
-   job's stage cache (``OUT/cache/<stage>/<key>.json`` unless the job names a shared one,
-   written atomically), the same entries the local executor reads and writes. Stages run one after the other, each over the whole
-   cluster, so a small cluster never waits on workers that cannot all start at once.
+1. The stages that read the recording (VAD, ASR, diarization: :attr:`Stage.reads_audio
+   <speechkit.core.stage.Stage.reads_audio>`), over every meeting of every workspace where what
+   they read of the context (:attr:`~speechkit.core.stage.Stage.context_fields`) is known
+   without earlier meetings' outputs: every meeting at level 1, a workspace's first meeting, and
+   every meeting for a stage that reads nothing the earlier meetings give
+   (:func:`~speechkit.context.fields_from_earlier_meetings`: the diarizer's speaker count is the
+   invite's). Each stage is one ``map_batches`` with its own workers (:class:`StageWorker`) and
+   resources; a stage's results go into the job's stage cache (``OUT/cache/<stage>/<key>.json``
+   unless the job names a shared one, written atomically), the same entries the local executor
+   reads and writes. Stages run one after the other, each over the whole cluster, so a small
+   cluster never waits on workers that cannot all start at once.
 2. One row per workspace, ``map_batches(WorkspaceWorker, batch_size=1)``: a worker runs
    :func:`speechkit.runner.run_meetings` for a workspace, its meetings in calendar order with
    the context their predecessors give (phase-1 results come from the cache), then
-   :func:`speechkit.runner.finish_run` (scores, report). Workspaces run in parallel.
+   :func:`speechkit.runner.finish_run` (steps, scores, report). Workspaces run in parallel.
+
+The driver runs the run's :mod:`~speechkit.lifecycle` before both: the preflight (LLM endpoints;
+models and devices are the workers' to check, on their machines) and the run folders' checks,
+locks and sweep; a workspace's worker opens its LLM session with what the preflight found.
 
 Run folders (workspaces too) must be on a file system every node sees at the same path. Ray
 restarts a killed worker and retries its work; a meeting's files are written only when it is
@@ -26,7 +34,6 @@ import os
 import pickle
 import time
 from collections import Counter
-from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -34,17 +41,33 @@ from typing import Any, Sequence
 import numpy as np
 
 from speechkit.cache import StageCache
-from speechkit.context import build_context
+from speechkit.context import build_context, fields_from_earlier_meetings
+from speechkit.core.stage import Stage
 from speechkit.errors import SpeechkitError
-from speechkit.executors.job import Job
-from speechkit.io.atomic import check_output_folder, remove_leftovers
-from speechkit.io.lock import run_folder_lock
+from speechkit.io.run_folder import RunFolder
+from speechkit.lifecycle import Job, Preflight, llm_session, preflight, run_folders
 from speechkit.meeting_context import MeetingContext
-from speechkit.recipe import Recipe, StageResources
+from speechkit.recipe import WORKSPACE_WORKER, Recipe, StageResources
 from speechkit.runner import RunResult
 
-#: Phase-1 stages, in the order they run (VAD is the input of the other two).
-CONTEXT_FREE = ("vad", "diarize", "asr")
+
+def reads_of(stage: Stage) -> list[Stage]:
+    """``stage`` and the stages it reads, transitively, in cascade order (what runs it on a record)."""
+    found: dict[str, Stage] = {}
+
+    def visit(s: Stage) -> None:
+        for earlier in s.inputs.values():
+            visit(earlier)
+        found.setdefault(s.name, s)
+    visit(stage)
+    return list(found.values())
+
+
+def needs_earlier_meetings(stage: Stage, level: int) -> bool:
+    """Whether ``stage`` or a stage it reads reads a context field that earlier meetings' outputs
+    give at ``level``."""
+    earlier = fields_from_earlier_meetings(level)
+    return any(earlier.intersection(s.context_fields) for s in reads_of(stage))
 
 
 class StageWorker:
@@ -57,18 +80,18 @@ class StageWorker:
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         stats = []
+        chain = reads_of(self.cascade.stage(self.stage))
+        fields = {field for s in chain for field in s.context_fields}
         for index, meeting_id in zip(batch["job"], batch["meeting"]):
             job = self.jobs[int(index)]
             meeting = job.workspace.meeting(str(meeting_id))
-            # What this stage reads of the context; only rows whose ASR context needs no earlier
-            # meeting come here, and the invite's size needs none.
+            # What these stages read of the context; only rows where that needs no earlier meeting come here.
             full = build_context(job.workspace, meeting, self.recipe.level, [], self.recipe.context)
-            context = (MeetingContext(biasing=full.biasing) if self.stage == "asr"
-                       else MeetingContext(expected_speakers=full.expected_speakers))
+            context = MeetingContext(**{field: getattr(full, field) for field in fields})
             cache = StageCache(job.cache_dir)
             record = self.cascade.record(meeting.audio, context, cache, session_id=meeting.id)
-            for stage in dict.fromkeys(("vad", self.stage)):  # the stage reads the VAD's regions
-                self.cascade.run_stage(stage, record)
+            for stage in chain:  # the stage after the stages it reads (the VAD's regions)
+                self.cascade.run_stage(stage.name, record)
             stats.append(json.dumps({
                 "misses": cache.misses.get(self.stage, 0),
                 "timings": {k: v for k, v in record.timings.items() if k in (self.stage, "audio")}}))
@@ -78,9 +101,9 @@ class StageWorker:
 class WorkspaceWorker:
     """Phase 2: a workspace's meetings in calendar order, then its scores and report."""
 
-    def __init__(self, recipe: Recipe, jobs: Sequence[Job], started: float) -> None:
+    def __init__(self, recipe: Recipe, jobs: Sequence[Job], started: float, checked: Preflight) -> None:
         from speechkit.cascade import Cascade
-        self.recipe, self.jobs, self.started = recipe, jobs, started
+        self.recipe, self.jobs, self.started, self.checked = recipe, jobs, started, checked
         self.cascade = Cascade(recipe)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -89,10 +112,12 @@ class WorkspaceWorker:
         for index, phase1 in zip(batch["job"], batch["phase1"]):
             job = self.jobs[int(index)]
             cache = StageCache(job.cache_dir)
-            meetings = run_meetings(self.recipe, job.workspace, job.out, self.cascade, cache, progress=False)
-            _merge_phase1(cache, meetings, json.loads(phase1))
-            result = finish_run(self.recipe, job.workspace, job.out, meetings, time.time() - self.started,
-                                cache, executor="ray")
+            run = RunFolder(job.out)
+            with llm_session(cache.root, self.checked) as llm:
+                meetings = run_meetings(self.recipe, job.workspace, run, self.cascade, cache, progress=False)
+                _merge_phase1(cache, meetings, json.loads(phase1))
+                result = finish_run(self.recipe, job.workspace, run, meetings, time.time() - self.started,
+                                    llm, cache, executor="ray")
             results.append(pickle.dumps(result))
         return {"job": batch["job"], "result": np.array(results, dtype=object)}
 
@@ -151,28 +176,28 @@ class RayExecutor:
         ray.data.DataContext.get_current().enable_progress_bars = progress
         started = time.time()
         jobs = [replace(job, out=Path(job.out).resolve(), cache=job.cache_dir.resolve()) for job in jobs]
-        for job in jobs:
-            check_output_folder(job.out)
-            check_output_folder(job.cache_dir)
-        with ExitStack() as locks:  # one run per folder at a time, as with the local executor
-            for job in jobs:
-                locks.enter_context(run_folder_lock(job.out))
-                remove_leftovers(job.out)
+        checked = preflight(recipe, here=False)  # the workers' machines check their models and devices
+        with run_folders(jobs):  # one run per folder at a time, as with the local executor
             phase1 = self._context_free_stages(ray, recipe, jobs)
             rows = [{"job": i, "phase1": json.dumps(phase1[i])} for i in range(len(jobs))]
-            done = _map(ray, rows, WorkspaceWorker, recipe.resources.get("workspace", StageResources()),
-                        {"recipe": recipe, "jobs": jobs, "started": started})
+            done = _map(ray, rows, WorkspaceWorker, recipe.resources.get(WORKSPACE_WORKER, StageResources()),
+                        {"recipe": recipe, "jobs": jobs, "started": started, "checked": checked})
         results = {int(row["job"]): pickle.loads(row["result"]) for row in done}
         return [results[i] for i in range(len(jobs))]
 
     def _context_free_stages(self, ray: Any, recipe: Recipe, jobs: list[Job]) -> list[dict]:
         """Phase 1; per job, the cache misses by stage and the timings by meeting it had."""
-        rows = [{"job": i, "meeting": m.id, "asr": recipe.level == 1 or k == 0}
+        from speechkit.cascade import Cascade
+        cascade = Cascade(recipe)
+        stages = [cascade.stage(name) for name in cascade.stage_names if cascade.stage(name).reads_audio]
+        rows = [{"job": i, "meeting": m.id, "first": k == 0}
                 for i, job in enumerate(jobs) for k, m in enumerate(job.workspace.scored_meetings)]
         misses: list[Counter] = [Counter() for _ in jobs]
         timings: list[dict[str, Counter]] = [{} for _ in jobs]
-        for stage in CONTEXT_FREE:
-            todo = [r for r in rows if stage != "asr" or r["asr"]]
+        for stage_object in stages:
+            stage = stage_object.name
+            alone = not needs_earlier_meetings(stage_object, recipe.level)
+            todo = [r for r in rows if alone or r["first"]]
             if not todo:
                 continue
             for row in _map(ray, todo, StageWorker, recipe.resources.get(stage, StageResources()),

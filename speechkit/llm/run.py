@@ -1,14 +1,14 @@
 """The LLM side of a run: checked before any audio is read, counted, judged at the end.
 
-- :func:`start_run` (before the first meeting): begins the run's :mod:`~speechkit.llm.session`
-  with its response cache, starts the local server where a stage needs one, and probes every
-  LLM stage's endpoint. An unreachable endpoint or a model the server does not serve stops the
-  run at once (:class:`~speechkit.llm.client.LLMUnavailable`: ``ENDPOINT: model M: the
-  server's message``) unless the stage's ``failures`` option is ``allow``.
-- :func:`finish_run` (after the last meeting, before scoring): run.json's ``llm``: per endpoint
-  and model, where they came from, the model names the server reported, requests, cache hits
-  and failures. Failed requests above the stage's ``max_failed_share`` stop the run unless
-  failures are allowed.
+- :func:`probe_endpoints` (before any audio is read, :mod:`speechkit.lifecycle`): starts the
+  local server where a stage needs one, and probes every LLM stage's endpoint. An unreachable
+  endpoint or a model the server does not serve stops the run at once
+  (:class:`~speechkit.llm.client.LLMUnavailable`: ``ENDPOINT: model M: the server's message``)
+  unless the stage's ``failures`` option is ``allow``.
+- :func:`run_summary` (after the last meeting, before scoring): run.json's ``llm`` from the
+  run's :mod:`~speechkit.llm.session`: per endpoint and model, where they came from, the model
+  names the server reported, requests, cache hits and failures. Failed requests above the
+  stage's ``max_failed_share`` stop the run unless failures are allowed.
 - :func:`failure_notice`: the report's first line when requests failed or a probe did.
 - :func:`with_failure_policy`: a recipe whose LLM stages take ``--llm-failures``.
 """
@@ -40,13 +40,16 @@ def with_failure_policy(recipe: Any, policy: str | None) -> Any:
                                    if name in stages else spec for name, spec in recipe.stages.items()})
 
 
-def start_run(recipe: Any, cache_dir: str | Path | None) -> None:
-    """Begin the run's LLM session (answers cached under ``cache_dir``) and probe every LLM
-    stage's endpoint; raises :class:`LLMUnavailable` unless the stage allows failures."""
-    runs = session.begin(cache_dir)
-    for name, options in llm_stages(recipe).items():
-        client = LLMClient(options)
-        runs.usage(client.base_url, client.model).probe = checked_endpoint(client, options.failures, f"stages.{name}")
+def probe_endpoints(recipe: Any) -> dict[tuple[str, str], session.EndpointUsage]:
+    """Probe every LLM stage's endpoint, in a session of its own: (base URL, model) -> the
+    endpoint as found (where it came from, what the probe found); raises :class:`LLMUnavailable`
+    unless the stage allows failures."""
+    with session.opened(None) as probing:
+        for name, options in llm_stages(recipe).items():
+            client = LLMClient(options)
+            found = checked_endpoint(client, options.failures, f"stages.{name}")
+            probing.usage(client.base_url, client.model).probe = found
+    return dict(probing.endpoints)
 
 
 def checked_endpoint(client: LLMClient, failures: str, what: str) -> str:
@@ -61,10 +64,11 @@ def checked_endpoint(client: LLMClient, failures: str, what: str) -> str:
         return f"failed: {e}"
 
 
-def finish_run(recipe: Any) -> dict[str, Any] | None:
-    """run.json's ``llm`` (None when the recipe uses no LLM); raises :class:`LLMUnavailable`
-    when more than a stage's ``max_failed_share`` of its requests failed and failures are not allowed."""
-    endpoints = list(session.end().endpoints.values())
+def run_summary(recipe: Any, run_session: session.Session) -> dict[str, Any] | None:
+    """run.json's ``llm`` from the run's session (None when the recipe uses no LLM); raises
+    :class:`LLMUnavailable` when more than a stage's ``max_failed_share`` of its requests failed
+    and failures are not allowed."""
+    endpoints = list(run_session.endpoints.values())
     stages = llm_stages(recipe)
     if not stages:
         return None

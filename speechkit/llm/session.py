@@ -1,14 +1,19 @@
 """What the LLM stages of the current run asked: requests, failures and cache hits per endpoint.
 
-A run begins a session (:func:`begin`, through :func:`speechkit.llm.run.start_run`) with the
-folder of its response cache and ends it (:func:`end`, through :func:`~speechkit.llm.run.finish_run`); every :class:`~speechkit.llm.client.LLMClient` of the process
-counts its requests into the current session and reads and writes that cache. Outside a run
-(a corrector used from Python) a session without a cache counts.
+A run (and each post-run step) opens a session (:func:`opened`) with the folder of its response
+cache; every :class:`~speechkit.llm.client.LLMClient` counts its requests into the current
+session (:func:`current`: the innermost one open, whichever thread asks, so a stage's worker
+threads count into their run's) and reads and writes that cache. Sessions nest: a step's session
+inside a run's ends with the step and gives the run's back. Outside any session (a corrector used
+from Python) a session without a cache counts.
 """
 from __future__ import annotations
 
+import copy
 import threading
 from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,24 +86,29 @@ class Session:
                 usage.last_failure = failure[1]
 
 
-_current = Session()
+_OUTSIDE = Session()
+_OPEN: list[Session] = []  # the sessions open now, innermost last
+_OPEN_LOCK = threading.Lock()
 
 
-def begin(cache_dir: str | Path | None) -> Session:
-    """Start a new session (a run's), caching answers under ``cache_dir`` (None: no caching)."""
-    global _current
-    _current = Session(ResponseCache(cache_dir) if cache_dir is not None else None)
-    return _current
-
-
-def end() -> Session:
-    """End the current session (a run's); what it counted. Requests count in a new session
-    without a cache until the next run begins one."""
-    global _current
-    finished, _current = _current, Session()
-    return finished
+@contextmanager
+def opened(cache_dir: str | Path | None, known: Mapping[tuple[str, str], EndpointUsage] | None = None,
+           ) -> Iterator[Session]:
+    """A new session (a run's or a step's), caching answers under ``cache_dir`` (None: no
+    caching), current until the block ends; ``known``: each endpoint (base URL, model) as checking
+    it before the run found it, when that was done in a session of its own (:mod:`speechkit.lifecycle`)."""
+    session = Session(ResponseCache(cache_dir) if cache_dir is not None else None)
+    session.endpoints.update(copy.deepcopy(dict(known or {})))
+    with _OPEN_LOCK:
+        _OPEN.append(session)
+    try:
+        yield session
+    finally:
+        with _OPEN_LOCK:
+            _OPEN.remove(session)
 
 
 def current() -> Session:
-    """The session requests are counted in now."""
-    return _current
+    """The session requests are counted in now: the innermost one open (else one without a cache)."""
+    with _OPEN_LOCK:
+        return _OPEN[-1] if _OPEN else _OUTSIDE

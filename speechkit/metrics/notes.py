@@ -1,7 +1,7 @@
 """Meeting-notes scores of one meeting: predicted :class:`~speechkit.notes.Notes` against its gold notes.
 
 Every score is a :class:`~speechkit.metrics.bootstrap.Ratio` (value None, "not applicable", when
-its denominator is 0; the metric catalogue, :mod:`speechkit.metrics.catalog`, says why), so scores
+its denominator is 0; the notes metrics' catalogue entries, :mod:`speechkit.stages.summarize.metrics`, say why), so scores
 over meetings and their bootstrap intervals come out of the same machinery as the transcript
 metrics. :attr:`NotesScores.details` holds the counts each ratio is read back from (scores.json
 ``details.meeting_notes``) and what the report shows: the matched, missed and extra action items,
@@ -45,7 +45,6 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from speechkit.metrics.bootstrap import Ratio
-from speechkit.metrics.catalog import NOTES_METRICS
 from speechkit.metrics.terms import occurs
 from speechkit.metrics.normalize import normalize
 from speechkit.notes import ActionItem, Decision, GoldNotes, Notes
@@ -137,14 +136,14 @@ def _item(item: ActionItem) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class NotesScores:
-    """One meeting's notes scores (:data:`NOTES_METRICS` -> Ratio) and what they were computed from."""
+    """One meeting's notes scores (metric key -> Ratio) and what they were computed from."""
 
     ratios: dict[str, Ratio]
     similarity: str
     details: dict[str, Any] = field(default_factory=dict)
 
     def values(self) -> dict[str, float | None]:
-        return {key: self.ratios[key].value for key in NOTES_METRICS}
+        return {key: ratio.value for key, ratio in self.ratios.items()}
 
 
 def score_notes(predicted: Notes, gold: GoldNotes, names: Iterable[str], similarity: TextSimilarity) -> NotesScores:

@@ -20,22 +20,19 @@ An answer is right when it *states* the gold answer's canonical entities, determ
 
 Scores per meeting are :class:`~speechkit.metrics.bootstrap.Ratio` s (right / asked): over all
 questions, per question type, and over the "who" questions (``who_owns`` and ``who_asked``);
-a question left unanswered is wrong. :func:`add_question_scores` puts them into a scores.json
-(the metric catalogue's ``questions`` group) from a run's ``qa.json``.
+a question left unanswered is wrong. The ``qa`` step's metric family
+(:mod:`speechkit.steps.qa.metrics`) puts them into a run's scores.json from its ``qa.json``.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from speechkit.metrics.bootstrap import Estimate, Ratio, bootstrap, micro
-from speechkit.metrics.catalog import METRICS, QUESTION_METRICS
+from speechkit.metrics.bootstrap import Ratio, bootstrap, micro
+from speechkit.metrics.catalog import FRACTION, Details, Metric
 from speechkit.metrics.normalize import normalize
-from speechkit.qa.answers import read_answers
-from speechkit.qa.questions import (QUESTION_TYPES, Entity, MeetingQuestions, Question, default_questions_path,
-                                    read_questions)
+from speechkit.io.questions import QUESTION_TYPES, Entity, MeetingQuestions, Question, gold_questions_of
 from speechkit.text_similarity import content_words, fold
 from speechkit.workspace import Person, Workspace
 
@@ -48,6 +45,37 @@ RULES = ("right when the answer states the gold entities: a person's full canoni
          "nickname) and no other person's; a number's value and unit; a weekday and no other; every content word "
          "of a decision's choice; after case/accent folding (names) or Whisper's English normaliser, split digit "
          "groups rejoined and ordinal endings dropped (numbers, days, choices); an unanswered question is wrong")
+QUESTIONS = "questions"
+_NEEDS = ("gold questions", "run answers")
+
+
+def _questions(types: tuple[str, ...] = (), lenient: bool = False) -> Callable[[Details], Ratio | None]:
+    """Read the share of questions answered right (of ``types``; all when empty) from the counts
+    of ``details.questions``."""
+    def read(details: Details) -> Ratio | None:
+        d = details.get("questions")
+        if not d:
+            return None
+        if not types:
+            return Ratio(d["right_lenient" if lenient else "right"], d["questions"])
+        counts = [d["by_type"][t] for t in types]
+        return Ratio(sum(c["right"] for c in counts), sum(c["questions"] for c in counts))
+    return read
+
+
+#: The question metrics, in the order of scores.json.
+QUESTION_METRICS: tuple[Metric, ...] = (
+    Metric("qa_accuracy", "QA accuracy", "QA", QUESTIONS, "higher", FRACTION, _NEEDS,
+           "the meeting has no gold questions", _questions()),
+    Metric("qa_accuracy_lenient", "QA accuracy lenient", "QALenient", QUESTIONS, "higher", FRACTION, _NEEDS,
+           "the meeting has no gold questions", _questions(lenient=True)),
+    Metric("qa_accuracy_who", "QA accuracy, who", "QAWho", QUESTIONS, "higher", FRACTION, _NEEDS,
+           "no who-owns or who-asked question", _questions(("who_owns", "who_asked"))),
+    *(Metric(f"qa_accuracy_{kind}", f"QA accuracy, {kind.replace('_', ' ')}", short, QUESTIONS, "higher", FRACTION,
+             _NEEDS, f"no {kind.replace('_', ' ')} question", _questions((kind,)))
+      for kind, short in (("who_owns", "QAOwner"), ("who_asked", "QAAsker"), ("due", "QADue"),
+                          ("decision", "QADecision"), ("number", "QANumber"))),
+)
 _ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b")
 _SPLIT_DIGITS = re.compile(r"(\d) ([.,]\d)")
 
@@ -133,7 +161,7 @@ class QuestionScores:
 def ratios_from_details(details: Mapping[str, Any]) -> dict[str, Ratio]:
     """Every question metric's ratio from a meeting's ``details.questions`` counts (as the
     catalogue reads them back)."""
-    return {key: METRICS[key].from_details({"questions": details}) for key in QUESTION_METRICS}
+    return {metric.key: metric.from_details({"questions": details}) for metric in QUESTION_METRICS}
 
 
 def score_answers(questions: MeetingQuestions, answers: Mapping[str, str], people: Sequence[Person]) -> QuestionScores:
@@ -146,7 +174,7 @@ def score_answers(questions: MeetingQuestions, answers: Mapping[str, str], peopl
 def aggregate(per_meeting: Mapping[str, Mapping[str, Ratio]], resamples: int, seed: int) -> dict[str, Any]:
     """Each question metric over the meetings: the micro ratio with its bootstrap CI, and the totals."""
     out: dict[str, Any] = {}
-    for key in QUESTION_METRICS:
+    for key in (metric.key for metric in QUESTION_METRICS):
         ratios = [r[key] for r in per_meeting.values()]
         total = micro(ratios)
         out[key] = {**bootstrap(ratios, resamples, seed).as_dict(),
@@ -154,23 +182,9 @@ def aggregate(per_meeting: Mapping[str, Mapping[str, Ratio]], resamples: int, se
     return out
 
 
-def qa_path(run_dir: str | Path) -> Path:
-    """The ``qa.json`` of the run whose hypotheses are in ``run_dir`` (its ``transcripts/`` or the run folder)."""
-    run = Path(run_dir)
-    return (run.parent if run.name == "transcripts" else run) / "qa.json"
-
-
 NO_GOLD = "no gold questions for this meeting (a workspace's meetings/<id>/questions.json)"
 NO_ANSWERS = "the run has no answers to questions (qa.json: speechkit qa RUN, or a recipe's qa step)"
 NOT_ANSWERED = "the run's qa.json has no answers for this meeting"
-
-
-def gold_questions_of(ws: Workspace, meeting: str) -> MeetingQuestions | None:
-    """The meeting's gold questions (checked against the workspace people), None when it has none."""
-    path = ws.root / default_questions_path(meeting)
-    if not path.is_file():
-        return None
-    return read_questions(path, meeting, {p.id: p.name for p in ws.people})
 
 
 def score_run(ws: Workspace, meetings: Sequence[str], answers: Mapping[str, Mapping[str, str]] | None,
@@ -189,37 +203,3 @@ def score_run(ws: Workspace, meetings: Sequence[str], answers: Mapping[str, Mapp
         else:
             scored[mid] = score_answers(gold, answers[mid], ws.people)
     return scored, reasons
-
-
-def add_question_scores(scores: dict[str, Any], ws: Workspace, run_dir: str | Path) -> dict[str, Any]:
-    """``scores`` (the scores.json mapping of a run of ``ws`` whose hypotheses are in ``run_dir``)
-    with the question metrics filled in from the run's ``qa.json``: per meeting (value,
-    ``details.questions``, the reason where not applicable) and over the meetings (bootstrap CI
-    with the scores' settings, totals). Returned for chaining."""
-    path = qa_path(run_dir)
-    answers = read_answers(path) if path.is_file() else None
-    scored, reasons = score_run(ws, list(scores["meetings"]), answers)
-    per = {mid: s.ratios() for mid, s in scored.items()}
-    boot = scores["settings"]["bootstrap"]
-    totals = aggregate(per, boot["resamples"], boot["seed"])
-    for mid, entry in scores["meetings"].items():
-        not_applicable = entry["details"].setdefault("not_applicable", {})
-        if mid in scored:
-            entry["details"]["questions"] = scored[mid].details()
-        for key in QUESTION_METRICS:
-            ratio = per.get(mid, {}).get(key)
-            entry[key] = Estimate(ratio.value if ratio else None).as_dict()
-            reason = reasons.get(mid) or (METRICS[key].empty if ratio is not None and not ratio.den else None)
-            if reason:
-                not_applicable[key] = reason
-    for key in QUESTION_METRICS:
-        total = totals[key]
-        scores["aggregate"][key] = {k: total[k] for k in ("value", "ci_low", "ci_high")}
-        scores["totals"][key] = {"numerator": total["numerator"], "denominator": total["denominator"],
-                                 "meetings": total["meetings"]}
-        scores["not_applicable"].pop(key, None)
-        if total["value"] is None:
-            why = sorted(set(reasons.values()) | {METRICS[key].empty for r in per.values() if not r[key].den})
-            scores["not_applicable"][key] = "; ".join(why) or "no meetings"
-    scores["settings"]["questions"] = {"answers": "qa.json" if answers is not None else None, "rules": RULES}
-    return scores

@@ -5,14 +5,14 @@ is due (``due``) and who asked for it (``who_asked``: the host, who hands out th
 each decision, what it chose (``decision``); for each project number stated in it, its value
 with its unit (``number``). A question whose text two facts of the meeting would answer
 differently (the same task given to two people) is left out. Written to
-``meetings/<id>/questions.json`` (:mod:`speechkit.qa.questions`, docs/workspace-format.md).
+``meetings/<id>/questions.json`` (:mod:`speechkit.io.questions`, docs/workspace-format.md).
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from speechkit.qa.questions import Entity, MeetingQuestions, Question, default_questions_path, write_questions
+from speechkit.io.questions import Entity, MeetingQuestions, Question, default_questions_path, write_questions
 from speechkit.workspace import Meeting
 
 

@@ -19,7 +19,9 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from speechkit.io.seglst import segments_from_rows, segments_to_rows
+from speechkit.core.section import Section
 from speechkit.core.stage import BackendStage, Spec, Stage
+from speechkit.stages.correct.report import corrections
 from speechkit.stages.correct.spoken import Entry
 from speechkit.core.record import TRANSCRIPT, MeetingRecord
 from speechkit.transcript import Segment, Transcript, Word
@@ -30,6 +32,7 @@ BACKENDS = {
     "llm": "speechkit.stages.correct.llm:LLMCorrector",
 }
 DEFAULT_BACKEND = "lexicon"
+SECTIONS = (Section(90, corrections),)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from speechkit.notes import Notes
+from speechkit.stages.summarize.metrics import NotesFamily
+from speechkit.stages.summarize.report import meeting_notes
+from speechkit.core.section import Section
 from speechkit.core.stage import BackendStage, Spec, Stage, registered_class
 from speechkit.core.record import NOTES, MeetingRecord
 from speechkit.io.notes import write_notes
@@ -31,6 +34,8 @@ BACKENDS = {
     "llm": "speechkit.stages.summarize.llm:LLMSummarizer",
 }
 DEFAULT_BACKEND = "extractive"
+METRICS = (NotesFamily(),)
+SECTIONS = (Section(110, meeting_notes),)
 
 
 @dataclass

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from speechkit.llm.client import ClientOptions, NoAnswer
-from speechkit.probe.inputs import MeetingMaterial
-from speechkit.probe.labels import label, severe
-from speechkit.probe.novelty import NoveltyFilter
-from speechkit.probe.roles import DEMANDS, Roles
-from speechkit.probe.scoreboard import Scoreboard
+from speechkit.steps.probe.inputs import MeetingMaterial
+from speechkit.steps.probe.labels import label, severe
+from speechkit.steps.probe.novelty import NoveltyFilter
+from speechkit.steps.probe.roles import DEMANDS, Roles
+from speechkit.steps.probe.scoreboard import Scoreboard
 from speechkit.core.options import OptionError, bounded
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class ProbeOptions(ClientOptions):
     earlier one is not asked (0.85). ``token_budget`` [1, 10^9]: estimated tokens (4 characters
     each, prompts and answers) per meeting. ``transcript_bytes`` [200, 10^7]: the most UTF-8
     bytes of each transcript a prompt holds (the first lines). ``demands``: the cognitive
-    demands to search over (:data:`~speechkit.probe.roles.DEMANDS`; another name is its own
+    demands to search over (:data:`~speechkit.steps.probe.roles.DEMANDS`; another name is its own
     guidance). ``max_tokens``: as the client's, 400 here (answers are short).
     """
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from speechkit.io.atomic import write_json
-from speechkit.probe.loop import MeetingProbes, ProbeOptions
+from speechkit.steps.probe.loop import MeetingProbes, ProbeOptions
 
 PROBE_FORMAT = "speechkit-probe/1"
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, RequestFailed
-from speechkit.qa.output import MeetingOutput
-from speechkit.qa.questions import Ask
+from speechkit.io.run_output import MeetingOutput
+from speechkit.io.questions import Ask
 from speechkit.core.options import bounded
 from speechkit.stages.summarize.llm import chunk_lines, transcript_lines
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from speechkit.metrics.qa import normalized
-from speechkit.qa.output import MeetingOutput
-from speechkit.qa.questions import Ask
+from speechkit.io.run_output import MeetingOutput
+from speechkit.io.questions import Ask
 from speechkit.core.options import StageOptions
 from speechkit.stages.summarize.extractive import REQUEST, Roster, extract_notes, split_sentences
 from speechkit.text_similarity import content_words

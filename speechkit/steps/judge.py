@@ -38,24 +38,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from speechkit.io.atomic import check_output_file, write_json
-from speechkit.io.lock import run_folder_lock
-from speechkit.io.names import child_path
+from speechkit.core.section import Section
+from speechkit.core.stage import Spec
+from speechkit.core.step import Step, StepJob
+from speechkit.io.atomic import write_json
+from speechkit.io.markdown import cell, code
 from speechkit.io.notes import read_gold_notes, read_notes
 from speechkit.io.run_folder import RunFolder
+from speechkit.io.run_view import RunView
 from speechkit.llm import session
 from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, NoAnswer, RequestFailed
 from speechkit.llm.session import EndpointUsage
 from speechkit.metrics.bootstrap import RESAMPLES, SEED, Ratio, bootstrap
 from speechkit.notes import GoldNotes, Notes
-from speechkit.report import rewrite_report
 from speechkit.core.options import bounded
 from speechkit.workspace import Person, Workspace
 
 log = logging.getLogger(__name__)
 
 SCHEMA = "speechkit.judged/1"
-JUDGED_NAME = "judged.json"
+BACKENDS = {"llm": "speechkit.steps.judge:Judge"}
+DEFAULT_BACKEND = "llm"
 #: The prompt's name in judged.json; raised when its wording changes.
 PROMPT = "speechkit-notes-judge/1"
 #: The paper's five summary dimensions, in the order judged.json and the table list them.
@@ -173,19 +176,21 @@ class MeetingToJudge:
         return None
 
 
-def meetings_to_judge(run: Path, ws: Workspace) -> list[MeetingToJudge]:
+def meetings_to_judge(run: RunFolder, ws: Workspace) -> list[MeetingToJudge]:
     """The run's notes and the gold notes of every meeting of ``ws`` the run processed."""
     names = {p.id: p.name for p in ws.people}
     out = []
     for meeting in ws.scored_meetings:
-        path = child_path(run / "notes", meeting.id, ".json")
+        path = run.notes(meeting.id)
         out.append(MeetingToJudge(meeting.id, read_notes(path, meeting.id) if path.is_file() else None,
                                   read_gold_notes(meeting.notes, meeting.id, names) if meeting.notes else None))
     return out
 
 
 class Judge:
-    """Scores summaries through one LLM client (see the module docstring)."""
+    """The ``llm`` backend of the judge: scores summaries through one LLM client (see the module docstring)."""
+
+    Options = JudgeOptions
 
     def __init__(self, options: JudgeOptions) -> None:
         self.options = options
@@ -247,39 +252,50 @@ def judged_model(reported: Sequence[str], requested: str) -> str:
     return ", ".join(sorted(reported)) if reported else f"{requested} (as requested; no answer reported a model)"
 
 
-def judge_run(run_dir: str | Path, options: JudgeOptions, workspace: str | Path | None = None,
-              cache_dir: str | Path | None = None, resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
-    """Judge the notes of the level run folder ``run_dir`` and write ``run_dir/judged.json``.
+def judge_run(run: RunFolder, ws: Workspace, judge: Judge, resamples: int = RESAMPLES, seed: int = SEED,
+              ) -> dict[str, Any]:
+    """Judge the notes of the level run folder ``run`` (of ``ws``) and write its ``judged.json``,
+    counting the requests in the current LLM session (a step's own, :mod:`speechkit.postrun`);
+    ``judge``'s endpoint was probed before (:meth:`JudgeStep.check`) where there is a meeting to judge.
 
-    ``workspace``: the workspace (default: the one run.json names). ``cache_dir``: the response
-    cache (default ``run_dir/cache/llm``). With no meeting to judge (no gold notes, no notes)
-    no endpoint is contacted and judged.json says why. Raises :class:`LLMUnavailable` under the
-    ``fail`` policy as the module docstring says, before judged.json is written.
+    With no meeting to judge (no gold notes, no notes) no endpoint is contacted and judged.json
+    says why. Raises :class:`LLMUnavailable` under the ``fail`` policy as the module docstring
+    says, before judged.json is written.
     """
-    run = Path(run_dir)
-    out = run / JUDGED_NAME
-    check_output_file(out)
-    ws = RunFolder(run).workspace(workspace)
     meetings = meetings_to_judge(run, ws)
-    judge = Judge(options)
     verdicts = Verdicts({}, {m.id: m.reason() for m in meetings if m.reason()}, Counter())
     todo = [m for m in meetings if m.id not in verdicts.reasons]
-    session.begin(cache_dir or run / "cache" / "llm")
-    try:
-        if todo:  # nothing to judge: no endpoint contacted
-            judge.probe()  # before anything is written: a dead endpoint leaves the run folder as it was
-        with run_folder_lock(run):  # not while a run writes the notes
-            _ask(judge, todo, ws.people, verdicts)
-            judged = {"schema": SCHEMA, "source": {"workspace": str(ws.root)}, "judge": judge.endpoint(),
-                      "dimensions": list(DIMENSIONS), "scale": [SCALE[0], SCALE[-1]],
-                      "bootstrap": {"resamples": resamples, "seed": seed, "unit": "meeting"},
-                      **verdicts.as_dict(meetings, judge.client.model, resamples, seed)}
-            write_json(out, judged)
-            if (run / "report.md").is_file():
-                rewrite_report(run)  # the report's judged section
-    finally:
-        session.end()
+    _ask(judge, todo, ws.people, verdicts)
+    judged = {"schema": SCHEMA, "source": {"workspace": str(ws.root)}, "judge": judge.endpoint(),
+              "dimensions": list(DIMENSIONS), "scale": [SCALE[0], SCALE[-1]],
+              "bootstrap": {"resamples": resamples, "seed": seed, "unit": "meeting"},
+              **verdicts.as_dict(meetings, judge.client.model, resamples, seed)}
+    write_json(run.file(RunFolder.JUDGED), judged)
     return judged
+
+
+class JudgeStep(Step):
+    """The ``judge`` step: judged scores of the run's notes into ``judged.json``."""
+
+    name = "judge"
+    writes = (RunFolder.JUDGED,)
+    backends = BACKENDS
+
+    def __init__(self, spec: Spec) -> None:
+        super().__init__(spec)
+        self.judge = self.backend()
+
+    def check(self, run: RunFolder, job: StepJob) -> None:
+        """Probe the judge's endpoint, where there is a meeting to judge: a dead endpoint leaves the
+        run folder as it was."""
+        if any(m.reason() is None for m in meetings_to_judge(run, job.workspace)):
+            self.judge.probe()
+
+    def run(self, run: RunFolder, job: StepJob) -> dict[str, Any]:
+        return judge_run(run, job.workspace, self.judge, job.resamples, job.seed)
+
+
+STEP = JudgeStep
 
 
 @dataclass
@@ -369,3 +385,33 @@ def format_judged(judged: Mapping[str, Any], where: str | Path = "") -> str:
         lines.append(f"not judged: {n['meetings']} of {n['of']} meetings ({n['share']:.0%}), excluded from the means:")
         lines += [f"  {mid}: {m['reason']}" for mid, m in judged["meetings"].items() if m["reason"]]
     return "\n".join(lines)
+
+
+def judged_section(view: RunView) -> list[str]:
+    """The LLM-judged notes scores of the run's ``judged.json``, the judge model beside every
+    figure, after (never instead of) the deterministic ones; nothing without the file."""
+    judged = view.document(RunFolder.JUDGED)
+    if judged is None:
+        return []
+    model = judged["judge_model"]
+    lines = [f"## LLM-judged notes scores (judge: {code(model)})", ""]
+    if judged["reason"] is not None:
+        return lines + [f"Not applicable: {judged['reason']}.", ""]
+    check = judged.get("check") or {}
+    if check.get("passed") is False:
+        lines += [f"**The judge failed its check** ({check['reason']}): read these figures as noise.", ""]
+    lines += ["Scores 1-5 of each summary against the gold summary (mean, 95% bootstrap CI over meetings); "
+              "they add to the notes scores above and replace none.", "",
+              "| dimension | mean | 95% CI | meetings judged | judge |", "|---|---|---|---|---|"]
+    of = judged["not_judged"]["of"]
+    for dim in judged["dimensions"]:
+        a = judged["aggregate"][dim]
+        ci = "n/a" if a["ci_low"] is None else f"[{a['ci_low']:.2f}, {a['ci_high']:.2f}]"
+        lines.append(f"| {dim} | {a['mean']:.2f} | {ci} | {a['meetings']} of {of} | {code(model)} |")
+    r = judged["requests"]
+    lines += ["", f"Requests: {r['requests']} ({r['cache_hits']} from the cache, {r['failed']} failed)."]
+    lines += [f"- {mid} not judged: {cell(m['reason'])}" for mid, m in judged["meetings"].items() if m["reason"]]
+    return lines + [""]
+
+
+SECTIONS = (Section(120, judged_section),)

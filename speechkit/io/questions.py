@@ -14,12 +14,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from speechkit.errors import FormatError
 from speechkit.io.atomic import write_text
 from speechkit.io.fields import FieldError, checked_mapping
 from speechkit.io.jsonfile import read_json
+
+if TYPE_CHECKING:
+    from speechkit.workspace import Workspace
 
 QUESTIONS_VERSION = 1
 #: Question type -> the kind of entity its answer is.
@@ -181,3 +184,11 @@ def read_questions(path: str | Path, meeting: str | None = None,
 def write_questions(path: str | Path, questions: MeetingQuestions) -> None:
     """Write a questions file atomically; the same questions give the same bytes."""
     write_text(path, json.dumps(questions.to_dict(), indent=1, ensure_ascii=False) + "\n")
+
+
+def gold_questions_of(ws: Workspace, meeting: str) -> MeetingQuestions | None:
+    """The meeting's gold questions (checked against the workspace people), None when it has none."""
+    path = ws.root / default_questions_path(meeting)
+    if not path.is_file():
+        return None
+    return read_questions(path, meeting, {p.id: p.name for p in ws.people})

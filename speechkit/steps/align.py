@@ -4,34 +4,35 @@ The system's pairs are asked of a language model through :class:`speechkit.llm.L
 run's own transcript of the meeting (``[MM:SS] Name: text`` lines, the first
 ``transcript_bytes``) and a JSON schema of a list of ``{question, answer}`` (at most
 ``max_pairs``). The gold pairs are the workspace's ``meetings/<id>/questions.json``
-(:mod:`speechkit.qa.questions`). :func:`align_meeting` gives, per meeting,
+(:mod:`speechkit.io.questions`). :func:`align_meeting` gives, per meeting,
 ``qa_pair_precision/recall/f1`` (the extracted questions against the gold questions) and the
 section-summary variant (the run's summary sentences against the gold summary's sentences), both
 by :mod:`speechkit.metrics.qa_alignment` at cosine >= 0.75, many-to-many. :func:`align_run` does
-it for every meeting of a run (``speechkit align RUN``) and writes ``RUN/qa_pairs.json``: per
-meeting the counts and figures, and over the run the counts summed and the figures they give.
+it for every meeting of a run (the ``align`` post-run step, ``speechkit align RUN``) and writes
+``RUN/qa_pairs.json``: per meeting the counts and figures, and over the run the counts summed and
+the figures they give.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from speechkit.io.atomic import check_output_file, write_json
-from speechkit.io.lock import run_folder_lock
-from speechkit.io.names import child_path
+from speechkit.core.step import Step, StepJob
+from speechkit.io.atomic import write_json
 from speechkit.io.notes import read_gold_notes, read_notes
+from speechkit.io.run_folder import TRANSCRIPT, RunFolder
+from speechkit.io.run_output import read_transcript
 from speechkit.llm import session
 from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, RequestFailed
 from speechkit.llm.run import checked_endpoint
 from speechkit.llm.schema import answer_token_limit
 from speechkit.metrics.qa_alignment import THRESHOLD, Alignment, align_summaries, align_texts
-from speechkit.probe.inputs import RunInfo, open_run, read_transcript
 from speechkit.core.options import bounded
-from speechkit.qa.questions import default_questions_path, read_questions
+from speechkit.io.questions import default_questions_path, read_questions
 from speechkit.stages.summarize.llm import chunk_lines, transcript_lines
 from speechkit.text_similarity import TextSimilarity, text_similarity
 from speechkit.transcript import Transcript
+from speechkit.workspace import Workspace
 
 PAIRS_PROMPT = """TRANSCRIPT:
 {transcript}
@@ -76,24 +77,25 @@ def extract_pairs(client: LLMClient, transcript: Transcript, most: int = 10,
     return pairs[:most]
 
 
-def align_meeting(run: RunInfo, meeting: str, predicted: list[QAPair], similarity: TextSimilarity,
+def align_meeting(run: RunFolder, ws: Workspace, meeting: str, predicted: list[QAPair], similarity: TextSimilarity,
                   threshold: float = THRESHOLD) -> dict[str, Any]:
     """``qa_pairs`` and ``summary`` alignments of one meeting of ``run`` (``Alignment.as_dict``;
     None where the workspace has no gold questions, or no gold notes, or the run no notes)."""
-    m = run.workspace.meeting(meeting)
-    gold_path = run.workspace.root / default_questions_path(meeting)
+    m = ws.meeting(meeting)
+    gold_path = ws.root / default_questions_path(meeting)
     out: dict[str, Any] = {"qa_pairs": None, "summary": None}
     if gold_path.is_file():
         gold = [q.question for q in read_questions(gold_path, meeting).questions]
         out["qa_pairs"] = align_texts([p.question for p in predicted], gold, similarity, threshold).as_dict()
-    notes_path = child_path(run.folder / "notes", meeting, ".json")
+    notes_path = run.notes(meeting)
     if m.notes is not None and notes_path.is_file():
         out["summary"] = align_summaries(read_notes(notes_path, meeting).summary,
                                          read_gold_notes(m.notes, meeting).summary, similarity, threshold).as_dict()
     return out
 
 
-PAIRS_NAME = "qa_pairs.json"
+BACKENDS = {"llm": "speechkit.steps.align:LLMPairs"}
+DEFAULT_BACKEND = "llm"
 
 
 @dataclass(frozen=True)
@@ -118,51 +120,71 @@ def _pooled(per_meeting: list[dict[str, Any] | None], threshold: float, similari
     return Alignment(**counts, threshold=threshold, similarity=similarity).as_dict()
 
 
-def align_run(run_dir: str | Path, options: PairsOptions, workspace: str | Path | None = None,
-              cache_dir: str | Path | None = None, similarity: TextSimilarity | None = None) -> dict[str, Any]:
+class LLMPairs:
+    """The ``llm`` backend of the alignment: a language model lists the pairs of each transcript."""
+
+    Options = PairsOptions
+
+    def __init__(self, options: PairsOptions, similarity: TextSimilarity | None = None) -> None:
+        self.options = options
+        self.similarity = similarity or text_similarity("auto")
+        self.client = LLMClient(options if options.max_tokens else
+                                options.with_overrides(max_tokens=answer_token_limit(pairs_schema(options.max_pairs))))
+
+    def extract(self, transcript: Transcript) -> list[QAPair]:
+        """The pairs the model lists for ``transcript`` (:func:`extract_pairs`)."""
+        return extract_pairs(self.client, transcript, self.options.max_pairs, self.options.transcript_bytes)
+
+
+def align_run(run: RunFolder, ws: Workspace, pairs: LLMPairs) -> dict[str, Any]:
     """Extract the pairs of every meeting the run transcribed, align them and the run's summaries with
-    the gold ones, and write ``RUN/qa_pairs.json``. An unavailable endpoint stops before anything is
-    written (under ``allow``: no pairs asked, the meetings say why); a failed request or an answer
+    the gold ones, and write the run's ``qa_pairs.json``, counting the requests in the current LLM
+    session (a step's own, :mod:`speechkit.postrun`). An unavailable endpoint stops before anything
+    is written (under ``allow``: no pairs asked, the meetings say why); a failed request or an answer
     that is not pairs leaves the meeting's pairs n/a with the reason (and, under ``fail``, stops)."""
-    run = open_run(run_dir, workspace)
-    out = run.folder / PAIRS_NAME
-    check_output_file(out)
-    similarity = similarity or text_similarity("auto")
-    client_options = options if options.max_tokens else \
-        options.with_overrides(max_tokens=answer_token_limit(pairs_schema(options.max_pairs)))
-    client = LLMClient(client_options)
+    options, client = pairs.options, pairs.client
     meetings: dict[str, Any] = {}
-    with run_folder_lock(run.folder):
-        session.begin(cache_dir or run.folder / "cache" / "llm")
-        try:
-            found = checked_endpoint(client, options.failures, "align")
-            for meeting in run.meetings:
-                pairs, reason = None, found if found.startswith("failed") else None
-                if reason is None:
-                    try:
-                        pairs = extract_pairs(client, read_transcript(run, meeting), options.max_pairs,
-                                              options.transcript_bytes)
-                    except RequestFailed as e:
-                        if options.failures == "fail":
-                            raise LLMUnavailable(f"{client.base_url}: model {client.model}: {e.detail}") from None
-                        reason = f"no pairs: {e.detail}"[:300]
-                    except BadAnswer as e:
-                        reason = f"no pairs: {e.detail}"[:300]
-                entry = align_meeting(run, meeting, pairs or [], similarity, options.threshold)
-                if pairs is None:
-                    entry["qa_pairs"] = None
-                meetings[meeting] = {**entry, "pairs": None if pairs is None else [vars(p) for p in pairs],
-                                     "reason": reason}
-        finally:
-            usage = session.end().usage(client.base_url, client.model)
-        document = {"schema": "speechkit.qa_pairs/1", "level": run.level, "workspace": str(run.workspace.root),
-                    "endpoint": {"base_url": "local server" if client.endpoint.local else client.base_url,
-                                 "model": client.model, "models_reported": sorted(usage.reported),
-                                 "requests": usage.requests, "failed": usage.failed},
-                    "options": {name: getattr(options, name) for name in ("max_pairs", "transcript_bytes", "threshold")},
-                    "similarity": similarity.name,
-                    "run": {kind: _pooled([m[kind] for m in meetings.values()], options.threshold, similarity.name)
-                            for kind in ("qa_pairs", "summary")},
-                    "meetings": meetings}
-        write_json(out, document)
+    found = checked_endpoint(client, options.failures, "align")
+    for meeting in run.meetings(ws):
+        extracted, reason = None, found if found.startswith("failed") else None
+        if reason is None:
+            try:
+                extracted = pairs.extract(read_transcript(run, meeting))
+            except RequestFailed as e:
+                if options.failures == "fail":
+                    raise LLMUnavailable(f"{client.base_url}: model {client.model}: {e.detail}") from None
+                reason = f"no pairs: {e.detail}"[:300]
+            except BadAnswer as e:
+                reason = f"no pairs: {e.detail}"[:300]
+        entry = align_meeting(run, ws, meeting, extracted or [], pairs.similarity, options.threshold)
+        if extracted is None:
+            entry["qa_pairs"] = None
+        meetings[meeting] = {**entry, "pairs": None if extracted is None else [vars(p) for p in extracted],
+                             "reason": reason}
+    usage = session.current().usage(client.base_url, client.model)
+    document = {"schema": "speechkit.qa_pairs/1", "level": run.level(), "workspace": str(ws.root),
+                "endpoint": {"base_url": "local server" if client.endpoint.local else client.base_url,
+                             "model": client.model, "models_reported": sorted(usage.reported),
+                             "requests": usage.requests, "failed": usage.failed},
+                "options": {name: getattr(options, name) for name in ("max_pairs", "transcript_bytes", "threshold")},
+                "similarity": pairs.similarity.name,
+                "run": {kind: _pooled([m[kind] for m in meetings.values()], options.threshold, pairs.similarity.name)
+                        for kind in ("qa_pairs", "summary")},
+                "meetings": meetings}
+    write_json(run.file(RunFolder.PAIRS), document)
     return document
+
+
+class AlignStep(Step):
+    """The ``align`` step: the run's QA pairs and summaries aligned with the gold ones, into ``qa_pairs.json``."""
+
+    name = "align"
+    reads = (TRANSCRIPT,)
+    writes = (RunFolder.PAIRS,)
+    backends = BACKENDS
+
+    def run(self, run: RunFolder, job: StepJob) -> dict[str, Any]:
+        return align_run(run, job.workspace, self.backend())
+
+
+STEP = AlignStep

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from speechkit.probe.labels import Label
+from speechkit.steps.probe.labels import Label
 
 @dataclass
 class DemandRecord:

@@ -1,0 +1,100 @@
+"""A comparison of runs rendered: comparison.md/.html/.json/.png (:mod:`speechkit.compare`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from speechkit.compare import Comparison, Delta, Run
+from speechkit.io.atomic import write_bytes, write_json, write_text
+from speechkit.io.run_folder import LevelsFolder
+from speechkit.metrics.catalog import Metric
+from speechkit.report.html import html_page
+from speechkit.report.plots import bars_with_ci
+from speechkit.report.sections import lower_is_better
+from speechkit.scoring.catalogue import METRICS, PLUGIN_FAMILIES, TRANSCRIPT_KEYS, table_keys
+
+
+def format_delta(delta: Delta) -> str:
+    """``+0.012 [-0.004, +0.031]``, with ``*`` when the CI excludes 0 (better or worse said)."""
+    e, metric = delta.estimate, METRICS[delta.metric]
+    if e.value is None:
+        return "n/a"
+    text = metric.format(e.value, signed=True)
+    if e.ci_low is not None:
+        text += f" [{metric.format(e.ci_low, signed=True)}, {metric.format(e.ci_high, signed=True)}]"
+    if delta.significant:
+        text += " * (better)" if delta.better else " * (worse)"
+    return text
+
+
+def _aggregate_rows(runs: list[Run], shown: list[Metric]) -> list[str]:
+    """Markdown rows: each metric of ``shown``, each run's aggregate with its CI."""
+    return ["| metric | " + " | ".join(r.name for r in runs) + " |", "|---" * (len(runs) + 1) + "|",
+            *(f"| {m.label} | " + " | ".join(m.format_estimate(r.scores.aggregate(m.key)) for r in runs) + " |"
+              for m in shown)]
+
+
+def _delta_rows(comparison: Comparison, shown: list[Metric]) -> list[str]:
+    """Markdown rows: each metric of ``shown``, each later run's paired delta against the first."""
+    runs, base = comparison.runs, comparison.runs[0]
+    return ["| metric | " + " | ".join(f"{r.name} - {base.name}" for r in runs[1:]) + " |", "|---" * len(runs) + "|",
+            *(f"| {m.label} | " + " | ".join(format_delta(comparison.deltas[r.name][m.key]) for r in runs[1:]) + " |"
+              for m in shown)]
+
+
+def comparison_markdown(comparison: Comparison, per_meeting: tuple[str, ...] = ("wer", "der")) -> str:
+    """A comparison as markdown: why no significance is claimed (too few meetings), if so; aggregates
+    with CIs, paired deltas (each plug-in family's metrics, the notes' and the questions', in a
+    section of its own, one line where no run has them), per-meeting values of the ``per_meeting`` metrics."""
+    runs, base = comparison.runs, comparison.runs[0]
+    shown = [METRICS[k] for k in comparison.metrics if k in TRANSCRIPT_KEYS]
+    lines = [f"Few meetings: {reason}." for reason in comparison.significance_withheld]
+    lines += [""] if lines else []
+    if shown:
+        lines += ["## Aggregate (95% bootstrap CI over meetings, each run alone)", "", *_aggregate_rows(runs, shown),
+                  "", f"## Paired deltas against {base.name} (95% paired bootstrap CI over meetings)", "",
+                  f"Each run minus {base.name}, both scored on the same {comparison.resamples} resamples of the "
+                  f"meetings (seed {comparison.seed}); `*`: the CI excludes 0. Lower is better for "
+                  f"{lower_is_better()}; higher for the others.", "", *_delta_rows(comparison, shown)]
+    for family in PLUGIN_FAMILIES:
+        keys = table_keys(family)
+        group = [METRICS[k] for k in comparison.metrics if k in keys]
+        if not group:
+            continue
+        lines += ["", f"## {family.title or family.name}", ""]
+        if any(r.scores.value(m.key) is not None for r in runs for m in group):
+            lines += ["Each run alone (95% bootstrap CI over meetings):", "", *_aggregate_rows(runs, group), "",
+                      f"Paired deltas against {base.name} (95% paired bootstrap CI over meetings, as above; "
+                      f"higher is better for every {family.what} metric):", "", *_delta_rows(comparison, group)]
+        else:
+            reasons = dict.fromkeys(r.scores.not_applicable(m.key) or "no meetings" for r in runs for m in group)
+            lines.append(f"Not applicable in any run: {'; '.join(reasons)}.")
+    for metric in (METRICS[k] for k in per_meeting):
+        lines += ["", f"## {metric.label} per meeting", "",
+                  "| meeting | " + " | ".join(r.name for r in runs) + " | "
+                  + " | ".join(f"{r.name} - {base.name}" for r in runs[1:]) + " |",
+                  "|---" * (2 * len(runs)) + "|"]
+        for mid in base.scores.meetings:
+            values = [r.scores.meetings[mid].value(metric.key) for r in runs]
+            deltas = [metric.format(None if v is None or values[0] is None else v - values[0], signed=True)
+                      for v in values[1:]]
+            lines.append(f"| {mid} | " + " | ".join(metric.format(v) for v in values) + " | " + " | ".join(deltas) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_comparison(out: Path, comparison: Comparison, title: str = "speechkit comparison",
+                     per_meeting: tuple[str, ...] = ("wer", "der")) -> None:
+    """comparison.md/.html/.json/.png of ``comparison`` (several runs of one workspace, e.g. L1, L2,
+    L3, side by side, and each run's delta against the first with a paired bootstrap 95% CI over
+    meetings, :mod:`speechkit.compare`) with per-meeting tables of the ``per_meeting`` metrics."""
+    folder = LevelsFolder(out)
+    image = bars_with_ci({r.name: r.scores for r in comparison.runs}, "Runs compared")
+    png = folder.comparison(".png")
+    images = {png.name: image} if image is not None else {}
+    if image is not None:
+        write_bytes(png, image)
+    body = (f"# {title}\n\nWorkspace `{comparison.runs[0].workspace}`; runs: "
+            + ", ".join(f"{r.name} (`{r.path}`)" for r in comparison.runs) + ".\n\n"
+            + comparison_markdown(comparison, per_meeting) + (f"\n![runs]({png.name})\n" if images else ""))
+    write_text(folder.comparison(".md"), body)
+    write_text(folder.comparison(".html"), html_page(title, body, images))
+    write_json(folder.comparison(".json"), comparison.as_dict())

@@ -1,0 +1,55 @@
+"""The question metrics of a run: its ``qa.json`` answers marked against the gold questions.
+
+The answers of ``RUN/qa.json`` (the ``qa`` step's) are marked again against each meeting's gold
+questions (:mod:`speechkit.metrics.qa`: what is right), so that an edited qa.json cannot claim
+marks it does not earn, and folded into scores.json: per meeting (value, ``details.questions``,
+the reason where not applicable) and over the meetings, with the scores' bootstrap settings.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from speechkit.io.run_folder import RunFolder
+from speechkit.metrics.bootstrap import Estimate
+from speechkit.metrics.family import ScoringRun, StepFamily
+from speechkit.metrics.qa import QUESTION_METRICS, QUESTIONS, RULES, aggregate, score_run
+from speechkit.steps.qa.answers import read_answers
+
+
+class QuestionFamily(StepFamily):
+    """The question metrics from the run's ``qa.json`` (none without a workspace)."""
+
+    name = QUESTIONS
+    metrics = QUESTION_METRICS
+    title = "Questions"
+    what = "question"
+
+    def fold(self, scores: dict[str, Any], run: ScoringRun) -> None:
+        if run.workspace is None or run.folder is None:
+            return
+        path = run.folder.file(RunFolder.QA)
+        answers = read_answers(path) if path.is_file() else None
+        scored, reasons = score_run(run.workspace, list(scores["meetings"]), answers)
+        per = {mid: s.ratios() for mid, s in scored.items()}
+        boot = scores["settings"]["bootstrap"]
+        totals = aggregate(per, boot["resamples"], boot["seed"])
+        for mid, entry in scores["meetings"].items():
+            not_applicable = entry["details"].setdefault("not_applicable", {})
+            if mid in scored:
+                entry["details"]["questions"] = scored[mid].details()
+            for metric in self.metrics:
+                ratio = per.get(mid, {}).get(metric.key)
+                entry[metric.key] = Estimate(ratio.value if ratio else None).as_dict()
+                reason = reasons.get(mid) or (metric.empty if ratio is not None and not ratio.den else None)
+                if reason:
+                    not_applicable[metric.key] = reason
+        for metric in self.metrics:
+            key, total = metric.key, totals[metric.key]
+            scores["aggregate"][key] = {k: total[k] for k in ("value", "ci_low", "ci_high")}
+            scores["totals"][key] = {"numerator": total["numerator"], "denominator": total["denominator"],
+                                     "meetings": total["meetings"]}
+            scores["not_applicable"].pop(key, None)
+            if total["value"] is None:
+                why = sorted(set(reasons.values()) | {metric.empty for r in per.values() if not r[key].den})
+                scores["not_applicable"][key] = "; ".join(why) or "no meetings"
+        scores["settings"][self.name] = {"answers": RunFolder.QA if answers is not None else None, "rules": RULES}
