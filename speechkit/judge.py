@@ -40,8 +40,7 @@ from typing import Any, Mapping, Sequence
 
 from speechkit.io.atomic import check_output_file, write_json
 from speechkit.io.lock import run_folder_lock
-from speechkit.io.names import child_path
-from speechkit.io.notes import read_gold_notes, read_notes
+from speechkit.io.notes import read_gold_notes, run_notes
 from speechkit.io.run_folder import workspace_of_run
 from speechkit.llm import session
 from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, NoAnswer, RequestFailed
@@ -178,8 +177,7 @@ def meetings_to_judge(run: Path, ws: Workspace) -> list[MeetingToJudge]:
     names = {p.id: p.name for p in ws.people}
     out = []
     for meeting in ws.scored_meetings:
-        path = child_path(run / "notes", meeting.id, ".json")
-        out.append(MeetingToJudge(meeting.id, read_notes(path, meeting.id) if path.is_file() else None,
+        out.append(MeetingToJudge(meeting.id, run_notes(run / "notes", meeting.id),
                                   read_gold_notes(meeting.notes, meeting.id, names) if meeting.notes else None))
     return out
 

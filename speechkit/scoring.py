@@ -20,7 +20,7 @@ from speechkit.io import format_of, read_transcripts
 from speechkit.io.atomic import check_output_file, write_json
 from speechkit.io.manifest import load_workspace
 from speechkit.io.names import child_path, id_problem
-from speechkit.io.notes import read_gold_notes, read_notes
+from speechkit.io.notes import read_gold_notes, run_notes
 from speechkit.io.uem import Uem
 from speechkit.metrics.bootstrap import (PERCENTILES, RESAMPLES, SEED, Estimate, Ratio, bootstrap,
                                          check_bootstrap_settings, micro)
@@ -446,10 +446,8 @@ def score_workspace(workspace: Workspace | str | Path, run_dir: str | Path, opti
         rttm = turn_paths[meeting.id]
         hyp_turns = (_pick(rttm, meeting.id, notes=notes) if rttm.is_file()
                      else hyp if options.der_from_segments else None)
-        predicted = notes_paths[meeting.id]
         pairs.append(MeetingPair(meeting.id, hyp, ref, turns, meeting.terms, notes=tuple(notes),
-                                 hypothesis_turns=hyp_turns,
-                                 predicted_notes=read_notes(predicted, meeting.id) if predicted.is_file() else None,
+                                 hypothesis_turns=hyp_turns, predicted_notes=run_notes(notes_root, meeting.id),
                                  gold_notes=read_gold_notes(meeting.notes, meeting.id) if meeting.notes else None))
     # The run folder is not recorded: scores.json lies in it, and two runs of one recipe into two
     # folders must give the same bytes.

@@ -12,8 +12,10 @@ from typing import Mapping, TypeVar
 
 from speechkit.errors import FormatError
 from speechkit.io.atomic import write_text
+from speechkit.io._lines import present_input
 from speechkit.io.jsonfile import read_json
 from speechkit.io.fields import FieldError
+from speechkit.io.names import child_path
 from speechkit.notes import GoldNotes, Notes
 
 N = TypeVar("N", bound=Notes)
@@ -40,6 +42,13 @@ def read_notes(path: str | Path, meeting: str | None = None) -> Notes:
     """Read a run's notes of one meeting (``RUN/notes/<meeting>.json``); ``meeting`` as for
     :func:`read_gold_notes`. Gold-only fields (``facts``, ``closed_action_items``) are refused."""
     return _read(path, Notes, meeting)
+
+
+def run_notes(folder: str | Path, meeting: str) -> Notes | None:
+    """A run's notes of ``meeting`` from its notes folder (``RUN/notes/<meeting>.json``), None when
+    there is nothing at that name; a folder, device, FIFO or link leaving ``folder`` there is an error."""
+    path = child_path(folder, meeting, ".json")
+    return read_notes(path, meeting) if present_input(path, folder, "the run's notes folder") else None
 
 
 def read_gold_notes(path: str | Path, meeting: str | None = None,

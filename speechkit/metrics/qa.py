@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from speechkit.io._lines import present_input
 from speechkit.metrics.bootstrap import Estimate, Ratio, bootstrap, micro
 from speechkit.metrics.catalog import METRICS, QUESTION_METRICS
 from speechkit.metrics.normalize import normalize
@@ -168,7 +169,7 @@ NOT_ANSWERED = "the run's qa.json has no answers for this meeting"
 def gold_questions_of(ws: Workspace, meeting: str) -> MeetingQuestions | None:
     """The meeting's gold questions (checked against the workspace people), None when it has none."""
     path = ws.root / default_questions_path(meeting)
-    if not path.is_file():
+    if not present_input(path, ws.root, "the workspace folder"):
         return None
     return read_questions(path, meeting, {p.id: p.name for p in ws.people})
 

@@ -18,7 +18,7 @@ from speechkit.errors import FormatError
 from speechkit.io import read_transcripts
 from speechkit.io.jsonfile import read_json
 from speechkit.io.names import child_path
-from speechkit.io.notes import read_notes
+from speechkit.io.notes import run_notes
 from speechkit.io.run_folder import workspace_of_run
 from speechkit.notes import Notes
 from speechkit.stages.summarize.llm import chunk_lines, transcript_lines
@@ -113,9 +113,8 @@ def meeting_material(run: RunInfo, meeting: str, transcript_bytes: int) -> Meeti
     if m.reference is None:
         raise FormatError(run.workspace.manifest_path, f"meeting {meeting!r} has no reference transcript to judge by")
     own = read_transcript(run, meeting)
-    notes_path = child_path(run.folder / "notes", meeting, ".json")
     context_path = child_path(run.folder / "context", meeting, ".json")
-    notes = read_notes(notes_path, meeting) if notes_path.is_file() else Notes()
+    notes = run_notes(run.folder / "notes", meeting) or Notes()
     context = read_json(context_path) if context_path.is_file() else {}
     system = (f"CONTEXT:\n{context_text(context)}\n\nYOUR NOTES OF THE MEETING:\n{notes_text(notes)}\n\n"
               f"TRANSCRIPT (yours):\n{_lines(own, transcript_bytes)}")

@@ -15,7 +15,7 @@ from speechkit.errors import FormatError
 from speechkit.io import read_transcripts
 from speechkit.io.jsonfile import read_json
 from speechkit.io.names import child_path
-from speechkit.io.notes import read_notes
+from speechkit.io.notes import run_notes
 from speechkit.meeting_context import NotesContext, roster_line
 from speechkit.notes import Notes
 from speechkit.transcript import Transcript
@@ -57,7 +57,6 @@ def read_output(ws: Workspace, run_dir: str | Path, meeting: str) -> MeetingOutp
         raise FormatError(path, f"no transcript of meeting {meeting!r} in the run folder {run}")
     transcripts = read_transcripts(path, "seglst")
     transcript = transcripts.get(meeting) or next(iter(transcripts.values()), Transcript(meeting, []))
-    notes_path = child_path(run / "notes", meeting, ".json")
-    notes = read_notes(notes_path, meeting) if notes_path.is_file() else None
+    notes = run_notes(run / "notes", meeting)
     context, level = _context(child_path(run / "context", meeting, ".json"), ws.people)
     return MeetingOutput(meeting, transcript, notes, context, level)
