@@ -1,7 +1,8 @@
 """Notes files (``speechkit-notes/1`` JSON): read and validate, write atomically.
 
 The format is documented in docs/workspace-format.md ("Gold notes"); the records are in
-:mod:`speechkit.notes`. Every problem is a :class:`~speechkit.errors.FormatError` naming the file
+:mod:`speechkit.notes` (which bounds their lists and texts). A notes file holds at most
+:data:`MAX_FILE_BYTES`. Every problem is a :class:`~speechkit.errors.FormatError` naming the file
 and the field (``notes.json: action_items[1].assignee_id: unknown person id 'p9'``).
 """
 from __future__ import annotations
@@ -19,6 +20,8 @@ from speechkit.io.names import child_path
 from speechkit.notes import GoldNotes, Notes
 
 N = TypeVar("N", bound=Notes)
+#: The most bytes of a notes file.
+MAX_FILE_BYTES = 32 << 20
 
 
 def default_notes_path(meeting: str) -> str:
@@ -28,7 +31,7 @@ def default_notes_path(meeting: str) -> str:
 
 def _read(path: str | Path, kind: type[N], meeting: str | None) -> N:
     """``kind.from_dict`` of the file; its ``meeting`` field, when it has one, must be ``meeting``."""
-    data = read_json(path)
+    data = read_json(path, MAX_FILE_BYTES)
     try:
         notes = kind.from_dict(data)
     except FieldError as exc:
