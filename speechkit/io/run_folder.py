@@ -10,16 +10,18 @@ from speechkit.workspace import Workspace
 
 
 def workspace_of_run(run: str | Path, workspace: str | Path | None = None) -> Workspace:
-    """The workspace of run folder ``run``: ``workspace`` when given, else the one its run.json names."""
+    """The workspace of run folder ``run``: ``workspace`` when given, else the one its run.json
+    names (a relative ``workspace.root`` is relative to the run folder)."""
     if workspace is None:
         record = Path(run) / "run.json"
         if not record.is_file():
             raise FormatError(record, "not found; name the run's workspace with --workspace")
         info = read_json(record)
-        root = (info.get("workspace") or {}).get("root") if isinstance(info, dict) else None
+        named = info.get("workspace") if isinstance(info, dict) else None
+        root = named.get("root") if isinstance(named, dict) else None
         if not isinstance(root, str) or not root:
             raise FormatError(record, "names no workspace (workspace.root); give it with --workspace")
-        workspace = root
+        workspace = Path(run) / root  # an absolute root stays as it is
     return load_workspace(workspace)
 
 
