@@ -25,9 +25,10 @@ why it has none, per dimension the mean over the judged meetings with a 95% boot
 meetings (:func:`speechkit.metrics.bootstrap.bootstrap` of one ratio ``score / 1`` per meeting),
 the judge's endpoint and the model the server reported, and the request counts. Failures follow
 the run's policy (``failures`` of :class:`~speechkit.llm.client.ClientOptions`): with ``fail``,
-an unreachable endpoint stops before any request and failed requests above
-``max_failed_share`` stop before anything is written; with ``allow`` the meetings whose request
-failed are not applicable, and the share of them is stated. These scores never replace the
+an unreachable endpoint stops before any request and failed requests (answers that are not
+scores included) above ``max_failed_share`` stop before anything is written; with ``allow`` the
+meetings whose request failed or whose answer was not scores are not applicable, and the share
+of them is stated. These scores never replace the
 deterministic notes scores of scores.json.
 """
 from __future__ import annotations
@@ -203,9 +204,10 @@ class Judge:
         return found
 
     def scores(self, gold: str, system: str, people: Sequence[Person]) -> dict[str, int]:
-        """The judge's scores of ``system`` against ``gold``; raises :class:`RequestFailed` or :class:`BadAnswer`."""
+        """The judge's scores of ``system`` against ``gold``; raises :class:`RequestFailed` or
+        :class:`BadAnswer` (an answer that is not scores counts as a failed request too)."""
         messages = judge_messages(gold, system, people, self.options.max_summary_chars)
-        return scores_of(self.client.complete(messages, judge_schema(), name="judgement"))
+        return self.client.complete(messages, judge_schema(), name="judgement", read=scores_of)
 
     def check(self, meeting: MeetingToJudge, people: Sequence[Person]) -> dict[str, Any]:
         """judged.json's ``check``: the judge's scores of two summaries whose scores are known, the

@@ -134,18 +134,22 @@ def _items(data: Mapping[str, Any], key: str, kind: type) -> tuple:
     return tuple(kind.from_dict(item, f"{key}[{i}].") for i, item in enumerate(_list(data, key, "")))
 
 
-NOTES_KEYS = ("format", "meeting", "summary", "action_items", "decisions", "outline")
-GOLD_KEYS = NOTES_KEYS + ("closed_action_items", "facts")
+_CONTENT_KEYS = ("format", "meeting", "summary", "action_items", "decisions", "outline")
+NOTES_KEYS = _CONTENT_KEYS + ("failed",)
+GOLD_KEYS = _CONTENT_KEYS + ("closed_action_items", "facts")
 
 
 @dataclass(frozen=True)
 class Notes:
-    """The notes of one meeting."""
+    """The notes of one meeting. ``failed``: set (why) when the notes backend got no usable
+    answer for them (every request to its language model failed or was not notes): the notes
+    are then empty, and their scores not applicable, never 0."""
 
     summary: str = ""
     action_items: tuple[ActionItem, ...] = ()
     decisions: tuple[Decision, ...] = ()
     outline: tuple[str, ...] = ()
+    failed: str | None = None
 
     def to_dict(self, meeting: str | None = None) -> dict[str, Any]:
         """The notes file mapping (``meeting``: the meeting id it belongs to, when given)."""
@@ -154,12 +158,14 @@ class Notes:
             out["meeting"] = meeting
         out.update(summary=self.summary, action_items=[a.to_dict() for a in self.action_items],
                    decisions=[d.to_dict() for d in self.decisions], outline=list(self.outline))
+        if self.failed is not None:
+            out["failed"] = self.failed
         return out
 
     @classmethod
     def from_dict(cls, data: Any) -> "Notes":
         obj = _check_header(data, NOTES_KEYS)
-        return cls(**_notes_fields(obj))
+        return cls(**_notes_fields(obj), failed=_text(obj, "failed", "", required=False))
 
 
 def _check_header(data: Any, allowed: tuple[str, ...]) -> Mapping[str, Any]:

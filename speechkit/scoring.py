@@ -152,6 +152,7 @@ class _Meeting:
 def _missing_inputs(pair: MeetingPair, terms: TermSet | None) -> dict[str, str]:
     """For each input a metric may need (``needs`` in the metric catalogue) that ``pair`` lacks, why."""
     ref, hyp, turns = pair.reference, pair.hypothesis, pair.turns
+    failed = pair.predicted_notes.failed if pair.predicted_notes is not None else None
     checks = {
         "reference": (ref is not None, "the meeting has no reference transcript"),
         "reference words": (ref is None or ref.has_words, "the reference format has no words (RTTM)"),
@@ -174,6 +175,7 @@ def _missing_inputs(pair: MeetingPair, terms: TermSet | None) -> dict[str, str]:
                        "no gold notes for this meeting (a workspace's meetings/<id>/notes.json)"),
         "run notes": (pair.predicted_notes is not None,
                       "the run has no notes for this meeting (notes/<id>.json, written by the summarize stage)"),
+        "usable run notes": (failed is None, f"the run's notes of this meeting came from no usable answer: {failed}"),
     }
     return {name: reason for name, (ok, reason) in checks.items() if not ok}
 

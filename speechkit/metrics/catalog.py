@@ -116,7 +116,7 @@ _WORDS = ("reference", "reference words", "hypothesis words")
 _SPEAKER_WORDS = ("reference", "reference words", "reference speakers", "hypothesis words", "hypothesis speakers")
 _TURNS = ("turns", "turn speakers", "hypothesis speakers", "hypothesis turns")
 _NO_WORDS = "the reference has no words after normalisation"
-_NOTES = ("gold notes", "run notes")
+_NOTES = ("gold notes", "run notes", "usable run notes")
 _NOTES_DETAIL = "meeting_notes"
 _NO_MATCH = "no action item of the notes matched a gold one with an assignee"
 

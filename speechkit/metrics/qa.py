@@ -20,7 +20,8 @@ An answer is right when it *states* the gold answer's canonical entities, determ
 
 Scores per meeting are :class:`~speechkit.metrics.bootstrap.Ratio` s (right / asked): over all
 questions, per question type, and over the "who" questions (``who_owns`` and ``who_asked``);
-a question left unanswered is wrong. :func:`add_question_scores` puts them into a scores.json
+a question left unanswered is wrong; a meeting whose QA backend got no usable answer is not
+applicable, with the reason, never 0. :func:`add_question_scores` puts them into a scores.json
 (the metric catalogue's ``questions`` group) from a run's ``qa.json``.
 """
 from __future__ import annotations
@@ -164,6 +165,8 @@ def qa_path(run_dir: str | Path) -> Path:
 NO_GOLD = "no gold questions for this meeting (a workspace's meetings/<id>/questions.json)"
 NO_ANSWERS = "the run has no answers to questions (qa.json: speechkit qa RUN, or a recipe's qa step)"
 NOT_ANSWERED = "the run's qa.json has no answers for this meeting"
+NO_USABLE_ANSWER = ("the QA backend got no usable answer for this meeting (its request failed, or its answer "
+                    "was not answers: qa.json meetings.<id>.stats)")
 
 
 def gold_questions_of(ws: Workspace, meeting: str) -> MeetingQuestions | None:
@@ -174,10 +177,11 @@ def gold_questions_of(ws: Workspace, meeting: str) -> MeetingQuestions | None:
     return read_questions(path, meeting, {p.id: p.name for p in ws.people})
 
 
-def score_run(ws: Workspace, meetings: Sequence[str], answers: Mapping[str, Mapping[str, str]] | None,
+def score_run(ws: Workspace, meetings: Sequence[str], answers: Mapping[str, Mapping[str, str] | None] | None,
               ) -> tuple[dict[str, QuestionScores], dict[str, str]]:
-    """Mark the answers of each of ``meetings`` (None: the run has none); the meetings not
-    scored, with the reason."""
+    """Mark the answers of each of ``meetings`` (``answers``: meeting -> question id -> answer,
+    None for a meeting whose QA backend got no usable answer; None: the run has none); the
+    meetings not scored, with the reason."""
     scored, reasons = {}, {}
     for mid in meetings:
         gold = gold_questions_of(ws, mid)
@@ -187,6 +191,8 @@ def score_run(ws: Workspace, meetings: Sequence[str], answers: Mapping[str, Mapp
             reasons[mid] = NO_ANSWERS
         elif mid not in answers:
             reasons[mid] = NOT_ANSWERED
+        elif answers[mid] is None:
+            reasons[mid] = NO_USABLE_ANSWER
         else:
             scored[mid] = score_answers(gold, answers[mid], ws.people)
     return scored, reasons

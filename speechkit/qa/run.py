@@ -56,7 +56,7 @@ def answer_run(ws: Workspace, run_dir: str | Path, spec: StageSpec | None = None
     golds = {mid: gold for mid in meetings if (gold := gold_questions_of(ws, mid)) is not None}
     if golds:
         backend.check()
-    answered: dict[str, dict[str, Any]] = {}
+    answered: dict[str, dict[str, Any] | None] = {}
     asked = {}
     for mid, gold in golds.items():
         output = read_output(ws, run, mid)
@@ -66,11 +66,11 @@ def answer_run(ws: Workspace, run_dir: str | Path, spec: StageSpec | None = None
     scored, reasons = score_run(ws, meetings, answered)
     entries = {}
     for mid, (gold, level, stats) in asked.items():
-        marks = scored[mid]
+        marks = scored.get(mid)  # None: the backend got no usable answer (not applicable)
         entries[mid] = {"level": level, "stats": stats, "answers": [
             {"id": q.id, "type": q.type, "question": q.question, "answer": answered[mid].get(q.id, ""),
              "gold": q.answer, "right": marks.right[q.id], "right_lenient": marks.lenient[q.id]}
-            for q in gold.questions]}
+            for q in gold.questions] if marks else []}
     totals = aggregate({mid: s.ratios() for mid, s in scored.items()}, resamples, seed)
     settings = {"bootstrap": {"resamples": resamples, "seed": seed, "unit": "meeting"}, "rules": RULES}
     document = answers_document(spec.as_dict(), str(ws.root), entries, reasons, settings, totals)
