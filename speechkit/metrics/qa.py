@@ -22,10 +22,13 @@ Scores per meeting are :class:`~speechkit.metrics.bootstrap.Ratio` s (right / as
 questions, per question type, and over the "who" questions (``who_owns`` and ``who_asked``);
 a question left unanswered is wrong; a meeting whose QA backend got no usable answer is not
 applicable, with the reason, never 0. :func:`add_question_scores` puts them into a scores.json
-(the metric catalogue's ``questions`` group) from a run's ``qa.json``.
+(the metric catalogue's ``questions`` group) from a run's ``qa.json``; answers to ids that are
+not the meeting's gold questions, and meetings that are not the workspace's scored meetings, are
+left out and named (a warning, and ``settings.questions.ignored`` of scores.json).
 """
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +43,8 @@ from speechkit.qa.questions import (QUESTION_TYPES, Entity, MeetingQuestions, Qu
                                     read_questions)
 from speechkit.text_similarity import content_words, fold
 from speechkit.workspace import Person, Workspace
+
+log = logging.getLogger(__name__)
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _ABBREVIATIONS = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "weds": "wednesday",
@@ -198,6 +203,23 @@ def score_run(ws: Workspace, meetings: Sequence[str], answers: Mapping[str, Mapp
     return scored, reasons
 
 
+def ignored_answers(answers: Mapping[str, Mapping[str, str] | None], scored: Mapping[str, QuestionScores],
+                    meetings: Sequence[str]) -> list[str]:
+    """What of a qa.json's ``answers`` no score used: meetings that are not among ``meetings``,
+    answers to ids that are not gold questions of their (``scored``) meeting; one line each."""
+    out = []
+    unknown = sorted(set(answers) - set(meetings))
+    if unknown:
+        out.append(f"answers of {len(unknown)} meeting(s) that are not scored meetings of the workspace: "
+                   f"{', '.join(unknown)}"[:300])
+    for mid, marks in scored.items():
+        extra = sorted(set(answers[mid] or {}) - {q.id for q in marks.questions})
+        if extra:
+            out.append(f"{mid}: {len(extra)} answer(s) to ids that are not its gold questions: "
+                       f"{', '.join(extra)}"[:300])
+    return out
+
+
 def add_question_scores(scores: dict[str, Any], ws: Workspace, run_dir: str | Path) -> dict[str, Any]:
     """``scores`` (the scores.json mapping of a run of ``ws`` whose hypotheses are in ``run_dir``)
     with the question metrics filled in from the run's ``qa.json``: per meeting (value,
@@ -206,6 +228,9 @@ def add_question_scores(scores: dict[str, Any], ws: Workspace, run_dir: str | Pa
     path = qa_path(run_dir)
     answers = read_answers(path) if path.is_file() else None
     scored, reasons = score_run(ws, list(scores["meetings"]), answers)
+    ignored = ignored_answers(answers or {}, scored, list(scores["meetings"]))
+    for line in ignored:
+        log.warning("%s: left out: %s", path, line)
     per = {mid: s.ratios() for mid, s in scored.items()}
     boot = scores["settings"]["bootstrap"]
     totals = aggregate(per, boot["resamples"], boot["seed"])
@@ -228,5 +253,6 @@ def add_question_scores(scores: dict[str, Any], ws: Workspace, run_dir: str | Pa
         if total["value"] is None:
             why = sorted(set(reasons.values()) | {METRICS[key].empty for r in per.values() if not r[key].den})
             scores["not_applicable"][key] = "; ".join(why) or "no meetings"
-    scores["settings"]["questions"] = {"answers": "qa.json" if answers is not None else None, "rules": RULES}
+    scores["settings"]["questions"] = {"answers": "qa.json" if answers is not None else None, "rules": RULES,
+                                       "ignored": ignored}
     return scores

@@ -44,6 +44,9 @@ def read_answers(path: str | Path) -> dict[str, dict[str, str] | None]:
             if not (isinstance(a, dict) and isinstance(a.get("id"), str) and isinstance(a.get("answer"), str)):
                 raise FormatError(path, "expected an object with the strings id and answer",
                                   field=f"meetings.{mid}.answers[{i}]")
+            if a["id"] in found:
+                raise FormatError(path, f"a second answer to question {a['id'][:80]!r}",
+                                  field=f"meetings.{mid}.answers[{i}]")
             found[a["id"]] = a["answer"]
         out[mid] = None if mid in not_applicable else found
     return out
