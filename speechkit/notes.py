@@ -15,6 +15,12 @@ from typing import Any, Mapping
 from speechkit.io.fields import FieldError, checked_mapping
 
 NOTES_FORMAT = "speechkit-notes/1"
+#: The most entries of each list of a meeting's notes (action items, decisions, outline, closed
+#: items, facts, a fact's entities): scoring matches them pairwise.
+MAX_ITEMS = 1000
+#: The longest text of an entry (a description, a name, a topic, a fact) and of a summary, in characters.
+MAX_TEXT_CHARS = 10_000
+MAX_SUMMARY_CHARS = 1_000_000
 #: What a gold fact is about: a decision, an action item opened or closed, a number stated.
 FACT_KINDS = ("decision", "action_item", "closed_action_item", "number")
 
@@ -29,13 +35,21 @@ def _text(data: Mapping[str, Any], key: str, where: str, required: bool = True) 
         return None
     if not isinstance(value, str) or not value.strip():
         raise NotesError(f"{where}{key}", "missing" if value is None else f"expected a non-empty string, got {value!r}"[:120])
-    return value.strip()
+    return _bounded(value, f"{where}{key}", MAX_TEXT_CHARS).strip()
+
+
+def _bounded(text: str, where: str, most: int) -> str:
+    if len(text) > most:
+        raise NotesError(where, f"a text of {len(text):,} characters; at most {most:,}")
+    return text
 
 
 def _list(data: Mapping[str, Any], key: str, where: str) -> list:
     value = data.get(key, [])
     if not isinstance(value, list):
         raise NotesError(f"{where}{key}", f"expected a list, got {type(value).__name__}")
+    if len(value) > MAX_ITEMS:
+        raise NotesError(f"{where}{key}", f"{len(value):,} entries; at most {MAX_ITEMS:,} per meeting")
     return value
 
 
@@ -44,6 +58,7 @@ def _strings(data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
     for i, item in enumerate(items):
         if not isinstance(item, str) or not item.strip():
             raise NotesError(f"{where}{key}[{i}]", f"expected a non-empty string, got {item!r}"[:120])
+        _bounded(item, f"{where}{key}[{i}]", MAX_TEXT_CHARS)
     return tuple(item.strip() for item in items)
 
 
@@ -119,18 +134,22 @@ def _items(data: Mapping[str, Any], key: str, kind: type) -> tuple:
     return tuple(kind.from_dict(item, f"{key}[{i}].") for i, item in enumerate(_list(data, key, "")))
 
 
-NOTES_KEYS = ("format", "meeting", "summary", "action_items", "decisions", "outline")
-GOLD_KEYS = NOTES_KEYS + ("closed_action_items", "facts")
+_CONTENT_KEYS = ("format", "meeting", "summary", "action_items", "decisions", "outline")
+NOTES_KEYS = _CONTENT_KEYS + ("failed",)
+GOLD_KEYS = _CONTENT_KEYS + ("closed_action_items", "facts")
 
 
 @dataclass(frozen=True)
 class Notes:
-    """The notes of one meeting."""
+    """The notes of one meeting. ``failed``: set (why) when the notes backend got no usable
+    answer for them (every request to its language model failed or was not notes): the notes
+    are then empty, and their scores not applicable, never 0."""
 
     summary: str = ""
     action_items: tuple[ActionItem, ...] = ()
     decisions: tuple[Decision, ...] = ()
     outline: tuple[str, ...] = ()
+    failed: str | None = None
 
     def to_dict(self, meeting: str | None = None) -> dict[str, Any]:
         """The notes file mapping (``meeting``: the meeting id it belongs to, when given)."""
@@ -139,12 +158,14 @@ class Notes:
             out["meeting"] = meeting
         out.update(summary=self.summary, action_items=[a.to_dict() for a in self.action_items],
                    decisions=[d.to_dict() for d in self.decisions], outline=list(self.outline))
+        if self.failed is not None:
+            out["failed"] = self.failed
         return out
 
     @classmethod
     def from_dict(cls, data: Any) -> "Notes":
         obj = _check_header(data, NOTES_KEYS)
-        return cls(**_notes_fields(obj))
+        return cls(**_notes_fields(obj), failed=_text(obj, "failed", "", required=False))
 
 
 def _check_header(data: Any, allowed: tuple[str, ...]) -> Mapping[str, Any]:
@@ -159,7 +180,8 @@ def _notes_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
     summary = obj.get("summary", "")
     if not isinstance(summary, str):
         raise NotesError("summary", f"expected a string, got {type(summary).__name__}")
-    return {"summary": summary.strip(), "action_items": _items(obj, "action_items", ActionItem),
+    return {"summary": _bounded(summary, "summary", MAX_SUMMARY_CHARS).strip(),
+            "action_items": _items(obj, "action_items", ActionItem),
             "decisions": _items(obj, "decisions", Decision), "outline": _strings(obj, "outline", "")}
 
 

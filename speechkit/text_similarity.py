@@ -65,13 +65,20 @@ class LexicalSimilarity:
     threshold = 0.6
 
     def matrix(self, left: Sequence[str], right: Sequence[str]) -> np.ndarray:
+        """Each text's words found once; the overlaps of all pairs as one sparse product."""
+        from scipy.sparse import csr_matrix
+
         a, b = [content_words(t) for t in left], [content_words(t) for t in right]
-        out = np.zeros((len(a), len(b)))
-        for i, x in enumerate(a):
-            for j, y in enumerate(b):
-                if x or y:
-                    out[i, j] = 2 * len(x & y) / (len(x) + len(y))
-        return out
+        index = {w: k for k, w in enumerate(sorted(frozenset().union(*a, *b)))}
+
+        def incidence(sets: list[frozenset[str]]) -> csr_matrix:
+            rows = np.repeat(np.arange(len(sets)), [len(words) for words in sets])
+            cols = [index[w] for words in sets for w in words]
+            return csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(sets), len(index)))
+
+        shared = (incidence(a) @ incidence(b).T).toarray()
+        sizes = np.add.outer([len(w) for w in a], [len(w) for w in b]).astype(float)
+        return np.divide(2 * shared, sizes, out=np.zeros_like(sizes), where=sizes > 0)
 
 
 class EmbeddingSimilarity:

@@ -1,13 +1,15 @@
-"""Helpers of the LLM tests (test_correct_llm, test_llm_constrained, test_llm_client, test_llm_runs):
-a transcript with spoken jargon, its reference, the fixes, the WER against it, and a local
-stand-in OpenAI-compatible endpoint (also runnable as a server process: ``python llm_helpers.py
-PORT MODEL``, which answers every chat request with ``{}``)."""
+"""Helpers of the LLM tests (test_correct_llm, test_llm_constrained, test_llm_client, test_llm_runs,
+test_reliability_secrets, test_reliability_llm): a transcript with spoken jargon, its reference, the
+fixes, the WER against it, a local stand-in OpenAI-compatible endpoint (also runnable as a server
+process: ``python llm_helpers.py PORT MODEL``, which answers every chat request with ``{}``), and
+planted API keys with the search for any piece of them."""
 from __future__ import annotations
 
 import json
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from speechkit.metrics.wer import word_error_rate
@@ -32,7 +34,20 @@ REFERENCE = [
 FIXES = {"packs dot zero zero eight": "pacs.008", "camp dot zero five four": "camt.054",
          "p ninety nine": "P99", "pre a": "Priya"}
 
-Reply = tuple[int, str, float]  # HTTP status, body, delay (s)
+Reply = tuple[int, "str | Iterable[bytes]", float]  # HTTP status, body (or blocks streamed), delay (s)
+
+KEY = f"sk-planted-{uuid.uuid4().hex}{uuid.uuid4().hex}"
+FALLBACK_KEY = f"sk-fallback-{uuid.uuid4().hex}"
+FRAGMENT = 12  # no run of this many characters of a key may appear anywhere
+
+
+def fragments(key: str) -> set[bytes]:
+    return {key[i:i + FRAGMENT].encode() for i in range(len(key) - FRAGMENT + 1)}
+
+
+def leaks(blob: bytes) -> list[str]:
+    """The pieces of the planted keys found in ``blob``."""
+    return sorted(f.decode() for f in fragments(KEY) | fragments(FALLBACK_KEY) if f in blob)
 
 
 def transcript() -> Transcript:
@@ -55,22 +70,25 @@ def turns_of(request: dict) -> list[str]:
 
 
 class Endpoint:
-    """A local chat completions server answering with ``behaviour(request, call number)``;
-    ``GET /v1/models`` lists ``models`` (None: 404, a server that lists none)."""
+    """A local chat completions server answering with ``behaviour(request, call number)`` (a body
+    that is not a string is streamed block by block without a length, until the client stops
+    reading; ``sent`` counts the bytes written); ``GET /v1/models`` lists ``models``, or what
+    ``models(request headers)`` gives (None: 404, a server that lists none)."""
 
-    def __init__(self, behaviour: Callable[[dict, int], Reply], models: list[str] | None = None,
-                 port: int = 0) -> None:
+    def __init__(self, behaviour: Callable[[dict, int], Reply],
+                 models: list[str] | Callable[[dict], list[str]] | None = None, port: int = 0) -> None:
         self.behaviour = behaviour
         self.models = models
         self.calls = 0
+        self.sent = 0
         self.auth: list[str | None] = []
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802
                 listed = endpoint.models is not None and self.path.rstrip("/").endswith("/models")
-                text = json.dumps({"object": "list", "data": [{"id": m, "object": "model"}
-                                                              for m in endpoint.models or []]})
+                models = endpoint.models(dict(self.headers)) if callable(endpoint.models) else endpoint.models
+                text = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in models or []]})
                 self.send_response(200 if listed else 404)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(text.encode()) if listed else 0))
@@ -87,11 +105,14 @@ class Endpoint:
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(text.encode())))
+                    if isinstance(text, str):
+                        self.send_header("Content-Length", str(len(text.encode())))
                     self.end_headers()
-                    self.wfile.write(text.encode())
+                    for block in [text.encode()] if isinstance(text, str) else text:
+                        self.wfile.write(block)
+                        endpoint.sent += len(block)
                 except OSError:
-                    pass  # the client gave up (timeout)
+                    pass  # the client gave up (timeout, or an answer longer than it reads)
 
             def log_message(self, *args) -> None:
                 pass

@@ -1,6 +1,7 @@
-"""Helpers of the hostile-input tests (test_reliability_paths, test_reliability_scores, test_cli_catalogue):
-a tiny valid workspace with a perfect run folder, manifest variants, snapshots of a folder tree, and
-the one error line a command wrote."""
+"""Helpers of the hostile-input tests (test_reliability_paths, test_reliability_scores, test_cli_catalogue,
+test_reliability_notes, test_reliability_llm): a tiny valid workspace with a perfect run folder, the same
+with gold notes and questions and a run folder as a run writes it, manifest variants, snapshots of a
+folder tree, and the one error line a command wrote."""
 from __future__ import annotations
 
 import copy
@@ -98,3 +99,47 @@ def snapshot(root: Path) -> dict[str, tuple]:
             digest = hashlib.sha256(path.read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else None
             out[path.relative_to(root).as_posix()] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), digest)
     return out
+
+
+GOLD_NOTES = {
+    "m1": {"format": "speechkit-notes/1", "meeting": "m1",
+           "summary": "Robert Smith said the P99 latency rose 12%. Alice Jones will move pacs.008 to Kubernetes.",
+           "action_items": [{"description": "move pacs.008 to Kubernetes", "assignee": "Alice Jones",
+                             "assignee_id": "p2"}],
+           "facts": [{"kind": "number", "text": "The P99 latency rose 12%.", "entities": ["12%"]}]},
+    "m2": {"format": "speechkit-notes/1", "meeting": "m2",
+           "summary": "Robert Smith said the Kubernetes costs went up 12%.",
+           "action_items": [{"description": "check the Kubernetes costs", "assignee": "Robert Smith",
+                             "assignee_id": "p1"}],
+           "facts": [{"kind": "number", "text": "The Kubernetes costs went up 12%.", "entities": ["12%"]}]},
+}
+QUESTIONS = {
+    mid: {"version": 1, "meeting": mid, "questions": [
+        {"id": f"{mid}-q1", "type": "who_owns", "question": f"Who owns the action item to {item['description']}?",
+         "answer": item["assignee"], "entities": [{"kind": "person", "id": item["assignee_id"],
+                                                   "canonical": item["assignee"]}]}]}
+    for mid, item in ((mid, notes["action_items"][0]) for mid, notes in GOLD_NOTES.items())}
+
+
+def make_notes_run(root: Path) -> tuple[Path, Path]:
+    """The tiny workspace ``root/ws`` (:func:`make_workspace`) with gold notes and gold questions
+    per meeting, and a finished run of it ``root/out`` as a run writes one: run.json naming the
+    level (3) and the workspace, ``transcripts/<id>.json`` (the references), ``notes/<id>.json`` (the gold notes'
+    summary and action items)."""
+    import json
+
+    from speechkit.io.notes import write_notes
+    from speechkit.notes import Notes
+
+    ws, _ = make_workspace(root)
+    out = root / "out"
+    (out / "transcripts").mkdir(parents=True)
+    (out / "run.json").write_text(json.dumps({"recipe": {"level": 3}, "workspace": {"name": "tiny", "root": str(ws)}}))
+    for mid, segs in REFERENCES.items():
+        (ws / "meetings" / mid).mkdir(parents=True)
+        (ws / "meetings" / mid / "notes.json").write_text(json.dumps(GOLD_NOTES[mid]))
+        (ws / "meetings" / mid / "questions.json").write_text(json.dumps(QUESTIONS[mid]))
+        write_seglst(out / "transcripts" / f"{mid}.json", [Transcript(mid, segs)])
+        gold = Notes.from_dict({k: v for k, v in GOLD_NOTES[mid].items() if k != "facts"})
+        write_notes(out / "notes" / f"{mid}.json", gold, mid)
+    return ws, out

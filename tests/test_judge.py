@@ -202,18 +202,24 @@ def test_failed_requests_fail_unless_allowed_then_the_share_not_judged_is_stated
     assert "not judged: 1 of 6 meetings (17%)" in printed and "m02: the judge request failed" in printed
 
 
-def test_an_answer_that_is_not_scores_is_counted_not_judged(endpoint, tmp_path, capsys):
+def test_an_answer_that_is_not_scores_counts_as_a_failed_request_and_is_not_judged(endpoint, tmp_path, capsys):
     run = tmp_path / "run"
     make_run(run)
+    m03 = " ".join(read_gold_notes(DEMO / "meetings" / "m03" / "notes.json").summary.split())
 
     def sloppy(request: dict, call: int):
-        if call == 4:  # m03's
+        if section(request["messages"][-1]["content"], "REFERENCE").startswith(m03[:200]):
             return 200, completion(json.dumps({d: 7 for d in DIMENSIONS})), 0.0
         return grading(request, call)
     endpoint.grade = sloppy
-    assert judge(run, endpoint.url) == 0
+    assert judge(run, endpoint.url) == 1  # not scores: a failed request, against the default policy
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "1 of 8 judge requests failed" in err and "expected an integer from 1 to 5" in err
+    assert not (run / "judged.json").exists()
+    assert judge(run, endpoint.url, "--llm-failures", "allow") == 0
     judged = json.loads((run / "judged.json").read_text())
-    assert judged["requests"]["rejected"] == {"wrong-shape": 1} and judged["requests"]["failed"] == 0
+    assert judged["requests"]["rejected"] == {"wrong-shape": 1} and judged["requests"]["failed"] == 1
+    assert judged["requests"]["failures"] == {"wrong-shape": 1}
     assert judged["meetings"]["m03"]["scores"] is None and "expected an integer from 1 to 5" in judged["meetings"]["m03"]["reason"]
     assert judged["not_judged"]["meetings"] == 1
 

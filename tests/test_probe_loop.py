@@ -24,7 +24,8 @@ from speechkit.io.run_folder import RunFolder
 from speechkit.io.run_view import RunView
 from speechkit.io.scores import Scores
 from speechkit.llm import session
-from speechkit.steps.probe import LLMProber, probe_section
+from speechkit.llm.run import checked_endpoint
+from speechkit.steps.probe import LLMProber, materials_of, probe_section
 from speechkit.steps.probe import probe_run as probe_step
 from speechkit.steps.probe.labels import label
 from speechkit.steps.probe.loop import ProbeOptions
@@ -95,8 +96,10 @@ class Script:
 def probe_run(folder, options: ProbeOptions, meetings=None, similarity=None) -> dict:
     """The probe step on ``folder`` in an LLM session of its own, as ``speechkit probe`` runs it."""
     run = RunFolder(folder)
+    ws, prober = run.workspace(), LLMProber(options, similarity)
     with session.opened(run.llm_cache):
-        return probe_step(run, run.workspace(), LLMProber(options, similarity), meetings)
+        materials = materials_of(run, ws, meetings, options.transcript_bytes)
+        return probe_step(run, ws, prober, materials, checked_endpoint(prober.client, options.failures, "probe"))
 
 
 def serve(served: list[Endpoint], script: Script) -> str:

@@ -23,7 +23,9 @@ from speechkit.io.questions import Entity, default_questions_path, read_question
 from speechkit.io.run_folder import RunFolder
 from speechkit.metrics.qa import QUESTION_METRICS
 from speechkit.steps import parse_step
-from speechkit.steps.qa import answer_run as answer_step
+from speechkit.core.step import StepJob
+from speechkit.metrics.bootstrap import RESAMPLES, SEED
+from speechkit.postrun import run_steps
 from speechkit.recipe import RecipeError, load_recipe
 from speechkit.scoring import score_workspace
 from speechkit.transcript import Transcript
@@ -131,7 +133,8 @@ def parse_qa(data):
 
 def answer_run(ws, folder, spec=None):
     """The qa step on the run folder ``folder`` (the extractive backend unless ``spec`` says)."""
-    return answer_step(ws, RunFolder(folder), spec or parse_qa(None))
+    [document] = run_steps(RunFolder(folder), [spec or parse_qa(None)], StepJob(ws, RESAMPLES, SEED), None)
+    return document
 
 
 def test_extractive_answers_who_questions_with_the_l3_roster_and_names(demo, tmp_path):

@@ -20,7 +20,6 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,24 +27,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from llm_helpers import FALLBACK_KEY, KEY, leaks
 from speechkit.stages.correct import Vocabulary
 from speechkit.stages.correct.llm import LLMCorrector
 from speechkit.recipe import load_recipe
 from speechkit.transcript import Segment, Transcript, Word
 
 REPO = Path(__file__).resolve().parents[1]
-KEY = f"sk-planted-{uuid.uuid4().hex}{uuid.uuid4().hex}"
-FALLBACK_KEY = f"sk-fallback-{uuid.uuid4().hex}"
-FRAGMENT = 12  # no run of this many characters of a key may appear anywhere
-
-
-def fragments(key: str) -> set[bytes]:
-    return {key[i:i + FRAGMENT].encode() for i in range(len(key) - FRAGMENT + 1)}
-
-
-def leaks(blob: bytes) -> list[str]:
-    """The pieces of the planted keys found in ``blob``."""
-    return sorted(f.decode() for f in fragments(KEY) | fragments(FALLBACK_KEY) if f in blob)
 
 
 def _turns(request: dict) -> list[str]:

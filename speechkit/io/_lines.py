@@ -32,6 +32,24 @@ def check_input(path: str | Path) -> None:
         raise FormatError(path, "is not a regular file (a device, FIFO or socket); expected a file")
 
 
+def present_input(path: str | Path, folder: str | Path, what: str = "its folder") -> bool:
+    """Whether an optional input inside ``folder`` (a meeting's gold notes or questions, a run's
+    notes) is there: False when nothing is at ``path``; a FormatError when something is there
+    that is not a regular file (a folder, a FIFO, a link to ``/dev/zero`` or to nothing: a plain
+    ``is_file()`` test would take them for absent) or that resolves outside ``folder`` (``what``
+    names it)."""
+    if not os.path.lexists(path):
+        return False
+    check_input(path)
+    try:
+        inside, resolved = Path(folder).resolve(), Path(path).resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long
+        raise FormatError(path, f"cannot be resolved: {exc}") from None
+    if inside not in resolved.parents:
+        raise FormatError(path, f"leaves {what} {inside} (it resolves to {resolved})")
+    return True
+
+
 def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 

@@ -5,14 +5,16 @@ filling memory or hanging: only regular files are opened (:func:`speechkit.io._l
 at most :data:`~speechkit.io._lines.MAX_INPUT_BYTES` are read, after decompression (a small gzip
 that inflates to gigabytes is refused at the limit, never inflated whole), a JSON-lines line may
 hold at most :data:`MAX_LINE_BYTES`, values nested too deeply, numbers that are not finite
-(``NaN``, ``Infinity``, ``1e999``) and integers of more than :data:`MAX_INT_DIGITS` digits are
-errors.
+(``NaN``, ``Infinity``, ``1e999``), integers of more than :data:`MAX_INT_DIGITS` digits, a key
+given twice in one object (never a silent last-one-wins) and strings holding a lone surrogate
+(``"\\ud800"``: no UTF-8 writer can write it back) are errors.
 """
 from __future__ import annotations
 
 import gzip
 import json
 import math
+import re
 import zlib
 from pathlib import Path
 from typing import IO, Any, Iterator
@@ -26,45 +28,80 @@ MAX_LINE_BYTES = 32 << 20
 MAX_INT_DIGITS = 20
 _BLOCK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
+#: A JSON escape of a UTF-16 surrogate: only such an escape can put a lone one into a string.
+_SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F]"
+_ESCAPES = {str: re.compile(_SURROGATE_ESCAPE), bytes: re.compile(_SURROGATE_ESCAPE.encode())}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class _BadNumber(ValueError):
-    pass
+class _Refused(ValueError):
+    """A value the reader refuses (a number too long or not finite, a key given twice)."""
 
 
 def _int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise _BadNumber(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
+        raise _Refused(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
     return int(text)
 
 
 def _float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _BadNumber(f"the number {text[:40]} is not finite")
+        raise _Refused(f"the number {text[:40]} is not finite")
     return value
 
 
 def _constant(text: str) -> float:
-    raise _BadNumber(f"{text} is not a finite number")
+    raise _Refused(f"{text} is not a finite number")
 
 
-def parse_json(text: str | bytes, path: str | Path, line: int | None = None) -> Any:
-    """JSON ``text`` (read from ``path``, at ``line`` of a JSON-lines file), or a FormatError naming it."""
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _Refused(f"duplicate key {key[:80]!r} in an object")
+    return out
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first string (key or value) of ``value`` that holds a lone surrogate, or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def parse_json(text: str | bytes, path: str | Path, line: int | None = None, strict: bool = True) -> Any:
+    """JSON ``text`` (read from ``path``, at ``line`` of a JSON-lines file), or a FormatError naming it;
+    ``strict`` False lets strings hold control characters (a raw newline), as :func:`json.loads`'s does."""
     try:
-        return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        value = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant,
+                           object_pairs_hook=_object, strict=strict)
     except json.JSONDecodeError as exc:
         raise FormatError(path, f"invalid JSON: {exc.msg}", line=line if line is not None else exc.lineno) from None
-    except _BadNumber as exc:
+    except _Refused as exc:
         raise FormatError(path, f"invalid JSON: {exc}", line=line) from None
     except RecursionError:
         raise FormatError(path, "invalid JSON: values nested too deeply", line=line) from None
     except (UnicodeDecodeError, ValueError) as exc:  # bytes that are not UTF-8; int() limits
         raise FormatError(path, f"invalid JSON: {exc}", line=line) from None
+    if _ESCAPES[type(text)].search(text) and (bad := _lone_surrogate(value)) is not None:
+        raise FormatError(path, f"invalid JSON: a string holds a lone surrogate (not a character): {bad[:80]!r}",
+                          line=line)
+    return value
 
 
-def _blocks(path: str | Path) -> Iterator[bytes]:
-    """The file's bytes in blocks, inflated when it is gzip-compressed; at most MAX_INPUT_BYTES."""
+def _blocks(path: str | Path, limit: int = MAX_INPUT_BYTES) -> Iterator[bytes]:
+    """The file's bytes in blocks, inflated when it is gzip-compressed; at most ``limit``."""
     total = 0
     with open_input(path) as raw:
         compressed = raw.peek(2)[:2] == _GZIP_MAGIC if hasattr(raw, "peek") else False
@@ -72,20 +109,22 @@ def _blocks(path: str | Path) -> Iterator[bytes]:
         try:
             while block := stream.read(_BLOCK):
                 total += len(block)
-                if total > MAX_INPUT_BYTES:
-                    raise FormatError(path, f"holds more than {MAX_INPUT_BYTES >> 20} MiB"
-                                            f"{' once decompressed' if compressed else ''}, the limit for an input "
-                                            "file (a decompression bomb?)")
+                if total > limit:
+                    raise FormatError(path, f"holds more than {limit >> 20} MiB"
+                                            f"{' once decompressed' if compressed else ''}, the limit for "
+                                            f"{'an input file' if limit == MAX_INPUT_BYTES else 'this kind of file'}"
+                                            f"{' (a decompression bomb?)' if compressed else ''}")
                 yield block
         except (OSError, EOFError, zlib.error) as exc:
             raise FormatError(path, f"cannot read{' the gzip data' if compressed else ''}: "
                                     f"{getattr(exc, 'strerror', None) or exc or type(exc).__name__}") from None
 
 
-def read_json(path: str | Path) -> Any:
-    """The JSON document in ``path`` (gzip-compressed or not), bounded as the module docstring says."""
+def read_json(path: str | Path, max_bytes: int = MAX_INPUT_BYTES) -> Any:
+    """The JSON document in ``path`` (gzip-compressed or not), bounded as the module docstring says;
+    ``max_bytes``: a lower size limit for a kind of file whose documents are small."""
     check_input(path)
-    return parse_json(b"".join(_blocks(path)), path)
+    return parse_json(b"".join(_blocks(path, max_bytes)), path)
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from speechkit.errors import ManifestError, brief
+from speechkit.io._lines import present_input
 from speechkit.io.atomic import write_text
 from speechkit.io.names import id_problem
 from speechkit.io.yamlfile import parse_yaml
@@ -198,9 +199,9 @@ def _has_zone(day: dt.date | dt.datetime) -> bool:
 
 def _with_notes(meeting: Meeting, c: _Checker, field: str, names: dict[str, str]) -> Meeting:
     """The meeting with its gold notes file, validated: the one the manifest names, else
-    ``meetings/<id>/notes.json`` when that file exists (docs/workspace-format.md)."""
+    ``meetings/<id>/notes.json`` when something is there (docs/workspace-format.md)."""
     path = meeting.notes
-    if path is None and (c.root / default_notes_path(meeting.id)).is_file():
+    if path is None and present_input(c.root / default_notes_path(meeting.id), c.root, "the workspace folder"):
         path = c.path(default_notes_path(meeting.id), field)
     if path is not None:
         read_gold_notes(path, meeting.id, names)

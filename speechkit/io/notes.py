@@ -1,7 +1,8 @@
 """Notes files (``speechkit-notes/1`` JSON): read and validate, write atomically.
 
 The format is documented in docs/workspace-format.md ("Gold notes"); the records are in
-:mod:`speechkit.notes`. Every problem is a :class:`~speechkit.errors.FormatError` naming the file
+:mod:`speechkit.notes` (which bounds their lists and texts). A notes file holds at most
+:data:`MAX_FILE_BYTES`. Every problem is a :class:`~speechkit.errors.FormatError` naming the file
 and the field (``notes.json: action_items[1].assignee_id: unknown person id 'p9'``).
 """
 from __future__ import annotations
@@ -12,11 +13,14 @@ from typing import Mapping, TypeVar
 
 from speechkit.errors import FormatError
 from speechkit.io.atomic import write_text
+from speechkit.io._lines import present_input
 from speechkit.io.jsonfile import read_json
 from speechkit.io.fields import FieldError
 from speechkit.notes import GoldNotes, Notes
 
 N = TypeVar("N", bound=Notes)
+#: The most bytes of a notes file.
+MAX_FILE_BYTES = 32 << 20
 
 
 def default_notes_path(meeting: str) -> str:
@@ -26,7 +30,7 @@ def default_notes_path(meeting: str) -> str:
 
 def _read(path: str | Path, kind: type[N], meeting: str | None) -> N:
     """``kind.from_dict`` of the file; its ``meeting`` field, when it has one, must be ``meeting``."""
-    data = read_json(path)
+    data = read_json(path, MAX_FILE_BYTES)
     try:
         notes = kind.from_dict(data)
     except FieldError as exc:
@@ -40,6 +44,13 @@ def read_notes(path: str | Path, meeting: str | None = None) -> Notes:
     """Read a run's notes of one meeting (``RUN/notes/<meeting>.json``); ``meeting`` as for
     :func:`read_gold_notes`. Gold-only fields (``facts``, ``closed_action_items``) are refused."""
     return _read(path, Notes, meeting)
+
+
+def run_notes(path: str | Path, meeting: str) -> Notes | None:
+    """A run's notes of ``meeting`` at ``path`` (:meth:`speechkit.io.run_folder.RunFolder.notes`),
+    None when there is nothing there; a folder, device, FIFO or link leaving the notes folder there
+    is an error."""
+    return read_notes(path, meeting) if present_input(path, Path(path).parent, "the run's notes folder") else None
 
 
 def read_gold_notes(path: str | Path, meeting: str | None = None,

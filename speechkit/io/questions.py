@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from speechkit.errors import FormatError
 from speechkit.io.atomic import write_text
+from speechkit.io._lines import present_input
 from speechkit.io.fields import FieldError, checked_mapping
 from speechkit.io.jsonfile import read_json
 
@@ -32,8 +33,13 @@ QUESTION_TYPES: dict[str, str] = {"who_owns": "person", "decision": "choice", "n
 ENTITY_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "person": (("id", "canonical"), ()), "number": (("value",), ("unit",)),
     "day": (("value",), ()), "choice": (("text",), ())}
-
-
+#: The most questions of one meeting, entities of one answer, characters of one text (a question,
+#: an answer, an entity's field), and bytes of one questions file: answering and scoring read
+#: every question's text.
+MAX_QUESTIONS = 1000
+MAX_ENTITIES = 20
+MAX_TEXT_CHARS = 2000
+MAX_FILE_BYTES = 16 << 20
 
 
 def default_questions_path(meeting: str) -> str:
@@ -43,9 +49,11 @@ def default_questions_path(meeting: str) -> str:
 
 def _text(data: Mapping[str, Any], key: str, where: str) -> str:
     value = data.get(key)
+    field = f"{where}.{key}".lstrip(".")
     if not isinstance(value, str) or not value.strip():
-        raise FieldError(f"{where}.{key}".lstrip("."),
-                   "missing" if value is None else f"expected a non-empty string, got {value!r}"[:120])
+        raise FieldError(field, "missing" if value is None else f"expected a non-empty string, got {value!r}"[:120])
+    if len(value) > MAX_TEXT_CHARS:
+        raise FieldError(field, f"a text of {len(value):,} characters; at most {MAX_TEXT_CHARS:,}")
     return " ".join(value.split())
 
 
@@ -122,6 +130,8 @@ class Question:
         raw = obj.get("entities")
         if not isinstance(raw, list) or not raw:
             raise FieldError(f"{where}.entities", "expected a non-empty list of entities")
+        if len(raw) > MAX_ENTITIES:
+            raise FieldError(f"{where}.entities", f"{len(raw):,} entities; at most {MAX_ENTITIES}")
         entities = tuple(Entity.from_dict(e, f"{where}.entities[{i}]") for i, e in enumerate(raw))
         if not any(e.kind == QUESTION_TYPES[kind] for e in entities):
             raise FieldError(f"{where}.entities", f"a {kind} question needs a {QUESTION_TYPES[kind]} entity")
@@ -143,11 +153,14 @@ class MeetingQuestions:
     @classmethod
     def from_dict(cls, data: Any) -> MeetingQuestions:
         obj = checked_mapping(data, "", ("version", "meeting", "questions"))
-        if obj.get("version") != QUESTIONS_VERSION:
-            raise FieldError("version", f"expected {QUESTIONS_VERSION}, got {obj.get('version')!r}"[:120])
+        version = obj.get("version")
+        if type(version) is not int or version != QUESTIONS_VERSION:  # true and 1.0 are not 1
+            raise FieldError("version", f"expected the integer {QUESTIONS_VERSION}, got {version!r}"[:120])
         raw = obj.get("questions")
         if not isinstance(raw, list):
             raise FieldError("questions", "expected a list of questions")
+        if len(raw) > MAX_QUESTIONS:
+            raise FieldError("questions", f"{len(raw):,} questions; at most {MAX_QUESTIONS:,} per meeting")
         questions = tuple(Question.from_dict(q, f"questions[{i}]") for i, q in enumerate(raw))
         seen: set[str] = set()
         for i, q in enumerate(questions):
@@ -163,7 +176,7 @@ def read_questions(path: str | Path, meeting: str | None = None,
     be; ``people`` (person id -> canonical name), when given, must hold every person entity's id
     with that canonical name."""
     try:
-        found = MeetingQuestions.from_dict(read_json(path))
+        found = MeetingQuestions.from_dict(read_json(path, MAX_FILE_BYTES))
     except FieldError as exc:
         raise FormatError(path, exc.problem, field=exc.field or None) from None
     if meeting is not None and found.meeting != meeting:
@@ -189,6 +202,6 @@ def write_questions(path: str | Path, questions: MeetingQuestions) -> None:
 def gold_questions_of(ws: Workspace, meeting: str) -> MeetingQuestions | None:
     """The meeting's gold questions (checked against the workspace people), None when it has none."""
     path = ws.root / default_questions_path(meeting)
-    if not path.is_file():
+    if not present_input(path, ws.root, "the workspace folder"):
         return None
     return read_questions(path, meeting, {p.id: p.name for p in ws.people})

@@ -152,16 +152,18 @@ class RunFolder:
         return level
 
     def workspace(self, workspace: str | Path | None = None) -> Workspace:
-        """The workspace of the run: ``workspace`` when given, else the one run.json names."""
+        """The workspace of the run: ``workspace`` when given, else the one run.json names (a
+        relative ``workspace.root`` is relative to the run folder)."""
         from speechkit.io.manifest import load_workspace
         if workspace is None:
             if not self.run_json.is_file():
                 raise FormatError(self.run_json, "not found; name the run's workspace with --workspace")
             info = read_json(self.run_json)
-            root = (info.get("workspace") or {}).get("root") if isinstance(info, dict) else None
+            named = info.get("workspace") if isinstance(info, dict) else None
+            root = named.get("root") if isinstance(named, dict) else None
             if not isinstance(root, str) or not root:
                 raise FormatError(self.run_json, "names no workspace (workspace.root); give it with --workspace")
-            workspace = root
+            workspace = self.root / root  # an absolute root stays as it is
         return load_workspace(workspace)
 
     def meetings(self, ws: Workspace) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any
 from speechkit.errors import FormatError
 from speechkit.io import read_transcripts
 from speechkit.io.jsonfile import read_json
-from speechkit.io.notes import read_notes
+from speechkit.io.notes import run_notes
 from speechkit.io.run_folder import RunFolder
 from speechkit.meeting_context import NotesContext, roster_line
 from speechkit.notes import Notes
@@ -66,7 +66,6 @@ def read_transcript(run: RunFolder, meeting: str) -> Transcript:
 
 def read_output(run: RunFolder, ws: Workspace, meeting: str) -> MeetingOutput:
     """The run's output for ``meeting``."""
-    notes_path = run.notes(meeting)
-    notes = read_notes(notes_path, meeting) if notes_path.is_file() else None
     context, level, raw = _context(run.context(meeting), ws.people)
-    return MeetingOutput(meeting, read_transcript(run, meeting), notes, context, level, raw)
+    return MeetingOutput(meeting, read_transcript(run, meeting), run_notes(run.notes(meeting), meeting), context,
+                         level, raw)

@@ -4,9 +4,10 @@ An entry is keyed by the SHA-256 of the endpoint's identity (its URL, or the mod
 the local server, whose port changes from run to run) and the request body (model, messages,
 sampling settings, response format); it holds the answer's text and the model the server
 reported. Entries are written atomically, so concurrent runs sharing the folder never read a
-torn entry; an unreadable entry counts as absent and is overwritten. Only answers are stored
-(redacted, as the client returns them), never failures, and never the API key (it is not part
-of a request body).
+torn entry; an unreadable entry (read by the bounded JSON reader) counts as absent and is
+overwritten. Only answers the caller accepted are stored (redacted, as the client returns them,
+and no longer than the client reads), never failures or answers that are not what was asked,
+and never the API key (it is not part of a request body).
 """
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from speechkit.errors import FormatError
 from speechkit.io.atomic import write_json
+from speechkit.io.jsonfile import read_json
 
 
 class ResponseCache:
@@ -34,8 +37,8 @@ class ResponseCache:
         """The stored ``{"content": ..., "model": ...}`` for ``request``, or None."""
         path = self.root / f"{self.key(identity, request)}.json"
         try:
-            entry = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            entry = read_json(path)
+        except FormatError:
             return None
         return entry if isinstance(entry, dict) and isinstance(entry.get("content"), str) else None
 

@@ -17,23 +17,29 @@ A local server (no endpoint given) is started on first use and shared by the pro
 dies during a run it is restarted once, and if it dies again it is lost: with ``failures:
 fail`` that is :class:`LLMUnavailable` (the run stops), with ``allow`` every later request fails
 at once, counted.
+
+What a server sends is bounded and redacted in one place (:meth:`LLMClient._exchange`): at most
+:func:`reply_limit` bytes of an answer are read (from the request's ``max_tokens``, at most
+:data:`MAX_REPLY_BYTES`); a longer one is a failed request (``too-large``), never cached. Every
+string that came from the server (the reason phrase, the body as text, each key and value of a
+JSON body) has the API key replaced before anything reads it.
 """
 from __future__ import annotations
 
 import http.client
 import json
 import logging
-import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from speechkit.errors import SpeechkitError
+from speechkit.errors import FormatError, SpeechkitError
+from speechkit.io.jsonfile import parse_json
 from speechkit.llm import session
 from speechkit.llm.endpoint import Endpoint, resolve_endpoint
 from speechkit.llm.server import LocalServer, ServerError, ServerOptions, shared_server
-from speechkit.llm.transport import Reply, exchange
+from speechkit.llm.transport import Reply, ReplyTooLarge, exchange
 from speechkit.core.options import OptionError, StageOptions, bounded
 
 log = logging.getLogger(__name__)
@@ -42,6 +48,32 @@ _RETRYABLE_HTTP = (429, 500, 502, 503, 504)
 #: HTTP statuses of a server that lists no models (``GET /models``): the model is checked by the
 #: first request instead.
 _NO_MODEL_LIST = (404, 405, 501)
+#: The most bytes read of one answer (and of a request without ``max_tokens``, or the model list).
+MAX_REPLY_BYTES = 16 << 20
+#: Bytes read per token of a request's ``max_tokens`` (a token's text JSON-escaped: a few
+#: characters, each up to 6 bytes as ``\\uXXXX``), and for the rest of the answer (ids, usage, timings).
+REPLY_BYTES_PER_TOKEN = 64
+REPLY_ENVELOPE_BYTES = 64 << 10
+T = TypeVar("T")
+
+
+def reply_limit(max_tokens: int | None) -> int:
+    """The most bytes read of the answer to a request with ``max_tokens`` (None: the server's limit)."""
+    if max_tokens is None:
+        return MAX_REPLY_BYTES
+    return min(MAX_REPLY_BYTES, REPLY_ENVELOPE_BYTES + REPLY_BYTES_PER_TOKEN * max_tokens)
+
+
+@dataclass(frozen=True)
+class Received:
+    """What a server answered, redacted: status, reason ``phrase``, ``Retry-After`` ("" when
+    absent), the body as ``text`` and, when the body is JSON, its value (``data``; None otherwise)."""
+
+    status: int
+    phrase: str
+    retry_after: str
+    text: str
+    data: Any
 
 
 @dataclass(frozen=True)
@@ -171,24 +203,51 @@ class LLMClient:
             return f"ok: the server lists no models (HTTP {reply.status}); the first request checks {self.model}"
         if reply.status >= 400:
             raise self._unavailable(self._http_detail(reply))
-        listed = _model_ids(reply.body)
+        listed = _model_ids(reply.data)
         if listed is not None and self.model in listed:
             return "ok: the server lists the model"
         body = {"model": self.model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1,
                 "temperature": 0.0}
         try:
-            answer = self._exchange("POST", "/chat/completions", json.dumps(body).encode(), retries=0)
+            answer = self._exchange("POST", "/chat/completions", json.dumps(body).encode(), retries=0,
+                                    max_bytes=reply_limit(1))
         except RequestFailed as e:
             raise self._unavailable(e.detail) from None
         if answer.status >= 400:
             raise self._unavailable(self._http_detail(answer))
-        return f"ok: the model answered (the server lists {', '.join(listed or []) or 'no models'})"
+        return f"ok: the model answered (the server lists {', '.join(listed or [])[:200] or 'no models'})"
 
     def complete_text(self, messages: list[dict[str, str]], schema: dict | None = None,
                       name: str = "answer") -> str:
         """The assistant's reply to ``messages`` (redacted); ``schema``: a JSON schema the answer
         must follow, sent as ``response_format`` (unless that option is ``none``) under ``name``.
         Raises :class:`RequestFailed` (counted) or :class:`LLMUnavailable`."""
+        return self._answer(messages, schema, name, lambda text: text, counted=False)
+
+    def complete(self, messages: list[dict[str, str]], schema: dict | None = None, name: str = "answer",
+                 kind: type = dict, read: Callable[[Any], T] | None = None) -> Any:
+        """The reply to ``messages`` parsed as JSON of ``kind`` (``dict`` or ``list``); code fences
+        and prose around it are tolerated. Raises :class:`BadAnswer` if there is none, and what
+        :meth:`complete_text` raises.
+
+        ``read``: what the caller makes of the JSON (raising :class:`BadAnswer` when it is not
+        what was asked); given, its result is returned, and an answer that is not what was asked
+        (no JSON, or refused by ``read``) counts as a failed request of the endpoint, against
+        the failure policy, as a :class:`RequestFailed` does.
+        """
+        def parsed(text: str) -> Any:
+            data = extract_json(text, kind)
+            if not isinstance(data, kind):
+                what = "object" if kind is dict else "array"
+                raise BadAnswer("invalid-json", f"not a JSON {what}: {text[:80]!r}")
+            return data if read is None else read(data)
+        return self._answer(messages, schema, name, parsed, counted=read is not None)
+
+    def _answer(self, messages: list[dict[str, str]], schema: dict | None, name: str,
+                accept: Callable[[str], T], counted: bool) -> T:
+        """``accept`` of the reply's text, from the response cache or the server. Every request is
+        counted in the session; an answer ``accept`` refuses (:class:`BadAnswer`) is never cached,
+        and counts as failed when ``counted``."""
         o = self.options
         self.connect()
         request: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": o.temperature}
@@ -204,50 +263,45 @@ class LLMClient:
         identity = self.endpoint.identity()
         stored = runs.cache.get(identity, request) if runs.cache else None
         if stored is not None:
-            runs.count(self.base_url, self.model, cached=True, reported=stored.get("model"))
-            return stored["content"]
+            content, reported = stored["content"], stored.get("model")
+        else:
+            try:
+                content, reported = self._chat(request)
+            except RequestFailed as e:
+                runs.count(self.base_url, self.model, failure=(e.reason, e.detail))
+                raise
         try:
-            content, reported = self._chat(request)
-        except RequestFailed as e:
-            runs.count(self.base_url, self.model, failure=(e.reason, e.detail))
+            value = accept(content)
+        except BadAnswer as e:
+            runs.count(self.base_url, self.model, cached=stored is not None, reported=reported,
+                       failure=(e.reason, e.detail) if counted else None)
             raise
-        content, reported = self.redact(content), reported and self.redact(reported)
-        runs.count(self.base_url, self.model, reported=reported)
-        if runs.cache:
+        runs.count(self.base_url, self.model, cached=stored is not None, reported=reported)
+        if runs.cache and stored is None:
             runs.cache.put(identity, request, content, reported)
-        return content
-
-    def complete(self, messages: list[dict[str, str]], schema: dict | None = None, name: str = "answer",
-                 kind: type = dict) -> Any:
-        """The reply to ``messages`` parsed as JSON of ``kind`` (``dict`` or ``list``); code fences
-        and prose around it are tolerated. Raises :class:`BadAnswer` if there is none, and what
-        :meth:`complete_text` raises."""
-        text = self.complete_text(messages, schema, name)
-        data = extract_json(text, kind)
-        if not isinstance(data, kind):
-            what = "object" if kind is dict else "array"
-            raise BadAnswer("invalid-json", f"not a JSON {what}: {text[:80]!r}")
-        return data
+        return value
 
     def _chat(self, request: dict[str, Any]) -> tuple[str, str | None]:
         """The content of the answer to ``request`` and the model the server named."""
         reply = self._exchange("POST", "/chat/completions", json.dumps(request).encode(),
-                               retries=self.options.max_retries)
+                               retries=self.options.max_retries, max_bytes=reply_limit(request.get("max_tokens")))
         if reply.status >= 400:
             raise RequestFailed(f"http-{reply.status}", self._http_detail(reply))
         try:
-            data = json.loads(reply.body.decode("utf-8"))
+            data = reply.data
             content = data["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as e:
+        except (KeyError, IndexError, TypeError) as e:
             raise RequestFailed("bad-response", f"not a chat completion: {type(e).__name__}") from None
         if not isinstance(content, str):
             raise RequestFailed("bad-response", "not a chat completion: no text content")
         model = data.get("model") if isinstance(data, dict) else None
         return content, model if isinstance(model, str) else None
 
-    def _exchange(self, method: str, path: str, body: bytes | None, retries: int) -> Reply:
-        """The server's reply, retrying timeouts, connection errors and HTTP 429/5xx up to
-        ``retries`` times; a final failure of those is :class:`RequestFailed`."""
+    def _exchange(self, method: str, path: str, body: bytes | None, retries: int,
+                  max_bytes: int = MAX_REPLY_BYTES) -> Received:
+        """The server's reply (at most ``max_bytes`` of it read, redacted: :meth:`_received`),
+        retrying timeouts, connection errors and HTTP 429/5xx up to ``retries`` times; a final
+        failure of those, or a longer answer (not retried), is :class:`RequestFailed`."""
         o = self.options
         headers = {"Content-Type": "application/json"} if body is not None else {}
         if self.endpoint.api_key:
@@ -256,10 +310,13 @@ class LLMClient:
             self._revive()
             wait = min(o.max_backoff_s, o.backoff_s * 2 ** attempt)
             try:
-                reply = exchange(method, f"{self.base_url}{path}", body, headers, o.timeout_s)
+                reply = self._received(exchange(method, f"{self.base_url}{path}", body, headers, o.timeout_s,
+                                                max_bytes))
             except TimeoutError:
                 reason, detail = "timeout", f"no complete answer within {o.timeout_s:g} s"
-            except (OSError, http.client.HTTPException) as e:
+            except ReplyTooLarge as e:
+                raise RequestFailed("too-large", str(e)) from None
+            except (OSError, http.client.HTTPException) as e:  # its text may quote what the server sent
                 reason, detail = "connection", self.redact(f"{type(e).__name__}: {e}")
             else:
                 if reply.status not in _RETRYABLE_HTTP:
@@ -293,22 +350,52 @@ class LLMClient:
             raise self._unavailable(problem)
         raise RequestFailed("server-lost", problem)
 
+    def _received(self, reply: Reply) -> Received:
+        """``reply`` with the API key replaced in every string the server sent (the one place
+        that redacts them): the reason phrase, ``Retry-After``, the body as text and, parsed by
+        the bounded JSON reader (no NaN, no lone surrogates, no key given twice), each key and
+        value of a JSON body, so that a key the JSON escaped (``\\u0073k-...``) is found too."""
+        text = reply.body.decode("utf-8", errors="replace")
+        try:
+            data = _redacted(parse_json(reply.body, f"{self.base_url} (answer)"), self.redact)
+        except FormatError:
+            data = None
+        return Received(reply.status, self.redact(reply.phrase), self.redact(reply.retry_after),
+                        self.redact(text), data)
+
     def _unavailable(self, message: str) -> LLMUnavailable:
-        return LLMUnavailable(f"{self.base_url}: model {self.model}: {self.redact(message)}")
+        return LLMUnavailable(f"{self.base_url}: model {self.model}: {message}")
 
-    def _http_detail(self, reply: Reply) -> str:
-        """``HTTP 404 Not Found: the server's message`` (redacted, cut to 200 characters)."""
-        message = _server_message(reply.body)
-        return self.redact(f"HTTP {reply.status} {reply.phrase}" + (f": {message}" if message else ""))[:300]
+    def _http_detail(self, reply: Received) -> str:
+        """``HTTP 404 Not Found: the server's message`` (cut to 300 characters)."""
+        message = _server_message(reply)
+        return f"HTTP {reply.status} {reply.phrase}{f': {message}' if message else ''}"[:300]
 
 
-def _server_message(body: bytes) -> str:
+def _redacted(data: Any, redact: Callable[[str], str]) -> Any:
+    """``data`` (parsed JSON) with ``redact`` applied to every string, keys included, in place
+    (no recursion: the reader allows nesting as deep as Python's stack)."""
+    if isinstance(data, str):
+        return redact(data)
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            pairs = list(item.items())
+            item.clear()
+            item.update((redact(k), redact(v) if isinstance(v, str) else v) for k, v in pairs)
+            stack.extend(v for _, v in pairs if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            item[:] = [redact(v) if isinstance(v, str) else v for v in item]
+            stack.extend(v for v in item if isinstance(v, (dict, list)))
+    return data
+
+
+def _server_message(reply: Received) -> str:
     """The error message of an error reply (``{"error": {"message": ...}}``, ``{"detail": ...}``)."""
-    text = body.decode("utf-8", errors="replace").strip()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return " ".join(text.split())[:200]
+    data = reply.data
+    if data is None:
+        return " ".join(reply.text.split())[:200]
     if isinstance(data, dict):
         error = data.get("error", data.get("detail", data.get("message")))
         if isinstance(error, dict):
@@ -317,28 +404,29 @@ def _server_message(body: bytes) -> str:
     return ""
 
 
-def _model_ids(body: bytes) -> list[str] | None:
+def _model_ids(data: Any) -> list[str] | None:
     """The model ids of a ``GET /models`` reply (``{"data": [{"id": ...}]}``), None if it is none."""
     try:
-        data = json.loads(body.decode("utf-8"))["data"]
-        return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
-    except (ValueError, KeyError, TypeError):
+        return [m["id"] for m in data["data"] if isinstance(m, dict) and isinstance(m.get("id"), str)]
+    except (KeyError, TypeError):
         return None
 
 
 def extract_json(text: str, kind: type = dict) -> Any:
     """The JSON value in ``text``: the whole text (code fences removed) if it parses, else the
     part from the first ``{`` (``[`` for ``kind`` list) to the last ``}`` (``]``); None if neither parses.
-    Control characters inside strings (a raw newline) are accepted: llama.cpp's JSON grammar
-    lets a model write them."""
-    text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", text or "")
-    try:
-        return json.loads(text, strict=False)
-    except ValueError:
-        pass
+    It is read by the bounded JSON reader (:func:`~speechkit.io.jsonfile.parse_json`: no NaN, no
+    lone surrogates, no key given twice), except that control characters inside strings (a raw
+    newline) are accepted: llama.cpp's JSON grammar lets a model write them. Linear in the text
+    (the fences are cut without a regular expression, which would backtrack on a run of spaces)."""
+    text = (text or "").strip()
+    text = text.removeprefix("```").removeprefix("json") if text.startswith("```") else text
+    text = text.removesuffix("```").strip()
     opening, closing = ("[", "]") if kind is list else ("{", "}")
     start, end = text.find(opening), text.rfind(closing)
-    try:
-        return json.loads(text[start:end + 1], strict=False) if 0 <= start < end else None
-    except ValueError:
-        return None
+    for candidate in (text, text[start:end + 1] if 0 <= start < end else None):
+        try:
+            return parse_json(candidate, "the answer", strict=False) if candidate is not None else None
+        except FormatError:
+            pass
+    return None

@@ -99,5 +99,6 @@ def failure_notice(summary: dict[str, Any] | None) -> str | None:
             parts.append(part)
     if not parts:
         return None
-    return ("**LLM failures allowed: " + "; ".join(parts) + ". Those requests changed nothing: "
-            "their turns kept the words the stages before gave them.**")
+    return ("**LLM failures allowed: " + "; ".join(parts) + ". Those requests (answers that were not what was "
+            "asked included) changed nothing: their turns kept the words the stages before gave them, and notes "
+            "from no usable answer have their scores n/a.**")

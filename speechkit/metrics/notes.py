@@ -108,24 +108,24 @@ def match_action_items(predicted: tuple[ActionItem, ...], gold: tuple[ActionItem
     if not predicted or not gold:
         return []
     sim = similarity.matrix([p.description for p in predicted], [g.description for g in gold])
-    agree = np.array([[assignee_credit(p.assignee, g.assignee)[1] if g.assignee else 0.0 for g in gold]
-                      for p in predicted])
+    credit = {(a, b): assignee_credit(a, b)[1] if b else 0.0  # per distinct pair of names, not of items
+              for a in {p.assignee for p in predicted} for b in {g.assignee for g in gold}}
+    agree = np.array([[credit[p.assignee, g.assignee] for g in gold] for p in predicted])
     rows, cols = linear_sum_assignment(sim + _TIE * agree, maximize=True)
     return [(int(i), int(j), float(sim[i, j])) for i, j in zip(rows, cols) if sim[i, j] >= similarity.threshold]
 
 
-def _states(decision: Decision, gold: Decision) -> bool:
-    wanted = content_words(gold.choice)
-    return bool(wanted) and wanted <= content_words(f"{decision.topic} {decision.choice}")
-
-
 def match_decisions(predicted: tuple[Decision, ...], gold: tuple[Decision, ...]) -> list[tuple[int, int]]:
-    """One-to-one ``(predicted index, gold index)`` pairs where the prediction states the gold choice;
-    among those, pairs whose topics share more words are preferred."""
+    """One-to-one ``(predicted index, gold index)`` pairs where the prediction states the gold choice
+    (every content word of the gold choice is in the prediction's topic or choice); among those,
+    pairs whose topics share more words are preferred."""
     if not predicted or not gold:
         return []
-    states = np.array([[_states(p, g) for g in gold] for p in predicted], dtype=float)
-    topic = np.array([[len(content_words(p.topic) & content_words(g.topic)) for g in gold] for p in predicted])
+    said = [content_words(f"{p.topic} {p.choice}") for p in predicted]  # each text normalised once
+    wanted = [content_words(g.choice) for g in gold]
+    topics, gold_topics = [content_words(p.topic) for p in predicted], [content_words(g.topic) for g in gold]
+    states = np.array([[bool(w) and w <= s for w in wanted] for s in said], dtype=float)
+    topic = np.array([[len(t & u) for u in gold_topics] for t in topics])
     rows, cols = linear_sum_assignment(states * (1 + 1e-3 * topic), maximize=True)
     return [(int(i), int(j)) for i, j in zip(rows, cols) if states[i, j]]
 

@@ -20,8 +20,11 @@ An answer is right when it *states* the gold answer's canonical entities, determ
 
 Scores per meeting are :class:`~speechkit.metrics.bootstrap.Ratio` s (right / asked): over all
 questions, per question type, and over the "who" questions (``who_owns`` and ``who_asked``);
-a question left unanswered is wrong. The ``qa`` step's metric family
-(:mod:`speechkit.steps.qa.metrics`) puts them into a run's scores.json from its ``qa.json``.
+a question left unanswered is wrong; a meeting whose QA backend got no usable answer is not
+applicable, with the reason, never 0. The ``qa`` step's metric family
+(:mod:`speechkit.steps.qa.metrics`) puts them into a run's scores.json from its ``qa.json``;
+answers to ids that are not the meeting's gold questions, and meetings that are not the
+workspace's scored meetings, are left out and named (:func:`ignored_answers`).
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from speechkit.metrics.normalize import normalize
 from speechkit.io.questions import QUESTION_TYPES, Entity, MeetingQuestions, Question, gold_questions_of
 from speechkit.text_similarity import content_words, fold
 from speechkit.workspace import Person, Workspace
+
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _ABBREVIATIONS = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "weds": "wednesday",
@@ -185,12 +189,15 @@ def aggregate(per_meeting: Mapping[str, Mapping[str, Ratio]], resamples: int, se
 NO_GOLD = "no gold questions for this meeting (a workspace's meetings/<id>/questions.json)"
 NO_ANSWERS = "the run has no answers to questions (qa.json: speechkit qa RUN, or a recipe's qa step)"
 NOT_ANSWERED = "the run's qa.json has no answers for this meeting"
+NO_USABLE_ANSWER = ("the QA backend got no usable answer for this meeting (its request failed, or its answer "
+                    "was not answers: qa.json meetings.<id>.stats)")
 
 
-def score_run(ws: Workspace, meetings: Sequence[str], answers: Mapping[str, Mapping[str, str]] | None,
+def score_run(ws: Workspace, meetings: Sequence[str], answers: Mapping[str, Mapping[str, str] | None] | None,
               ) -> tuple[dict[str, QuestionScores], dict[str, str]]:
-    """Mark the answers of each of ``meetings`` (None: the run has none); the meetings not
-    scored, with the reason."""
+    """Mark the answers of each of ``meetings`` (``answers``: meeting -> question id -> answer,
+    None for a meeting whose QA backend got no usable answer; None: the run has none); the
+    meetings not scored, with the reason."""
     scored, reasons = {}, {}
     for mid in meetings:
         gold = gold_questions_of(ws, mid)
@@ -200,6 +207,25 @@ def score_run(ws: Workspace, meetings: Sequence[str], answers: Mapping[str, Mapp
             reasons[mid] = NO_ANSWERS
         elif mid not in answers:
             reasons[mid] = NOT_ANSWERED
+        elif answers[mid] is None:
+            reasons[mid] = NO_USABLE_ANSWER
         else:
             scored[mid] = score_answers(gold, answers[mid], ws.people)
     return scored, reasons
+
+
+def ignored_answers(answers: Mapping[str, Mapping[str, str] | None], scored: Mapping[str, QuestionScores],
+                    meetings: Sequence[str]) -> list[str]:
+    """What of a qa.json's ``answers`` no score used: meetings that are not among ``meetings``,
+    answers to ids that are not gold questions of their (``scored``) meeting; one line each."""
+    out = []
+    unknown = sorted(set(answers) - set(meetings))
+    if unknown:
+        out.append(f"answers of {len(unknown)} meeting(s) that are not scored meetings of the workspace: "
+                   f"{', '.join(unknown)}"[:300])
+    for mid, marks in scored.items():
+        extra = sorted(set(answers[mid] or {}) - {q.id for q in marks.questions})
+        if extra:
+            out.append(f"{mid}: {len(extra)} answer(s) to ids that are not its gold questions: "
+                       f"{', '.join(extra)}"[:300])
+    return out

@@ -14,9 +14,11 @@ the figures they give.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from speechkit.core.stage import Spec
 from speechkit.core.step import Step, StepJob
 from speechkit.io.atomic import write_json
 from speechkit.io.notes import read_gold_notes, read_notes
@@ -136,20 +138,21 @@ class LLMPairs:
         return extract_pairs(self.client, transcript, self.options.max_pairs, self.options.transcript_bytes)
 
 
-def align_run(run: RunFolder, ws: Workspace, pairs: LLMPairs) -> dict[str, Any]:
-    """Extract the pairs of every meeting the run transcribed, align them and the run's summaries with
-    the gold ones, and write the run's ``qa_pairs.json``, counting the requests in the current LLM
-    session (a step's own, :mod:`speechkit.postrun`). An unavailable endpoint stops before anything
-    is written (under ``allow``: no pairs asked, the meetings say why); a failed request or an answer
-    that is not pairs leaves the meeting's pairs n/a with the reason (and, under ``fail``, stops)."""
+def align_run(run: RunFolder, ws: Workspace, pairs: LLMPairs, transcripts: Mapping[str, Transcript],
+              found: str) -> dict[str, Any]:
+    """Extract the pairs of each of ``transcripts`` (meeting -> the run's transcript), align them
+    and the run's summaries with the gold ones, and write the run's ``qa_pairs.json``, counting
+    the requests in the current LLM session (a step's own, :mod:`speechkit.postrun`). ``found``:
+    what probing the endpoint found (an unavailable one stops before anything is written; under
+    ``allow``: no pairs asked, the meetings say why); a failed request or an answer that is not
+    pairs leaves the meeting's pairs n/a with the reason (and, under ``fail``, stops)."""
     options, client = pairs.options, pairs.client
     meetings: dict[str, Any] = {}
-    found = checked_endpoint(client, options.failures, "align")
-    for meeting in run.meetings(ws):
+    for meeting, transcript in transcripts.items():
         extracted, reason = None, found if found.startswith("failed") else None
         if reason is None:
             try:
-                extracted = pairs.extract(read_transcript(run, meeting))
+                extracted = pairs.extract(transcript)
             except RequestFailed as e:
                 if options.failures == "fail":
                     raise LLMUnavailable(f"{client.base_url}: model {client.model}: {e.detail}") from None
@@ -183,8 +186,19 @@ class AlignStep(Step):
     writes = (RunFolder.PAIRS,)
     backends = BACKENDS
 
+    def __init__(self, spec: Spec) -> None:
+        super().__init__(spec)
+        self.pairs = self.backend()
+        self.transcripts: dict[str, Transcript] = {}
+        self.found = ""
+
+    def check(self, run: RunFolder, job: StepJob) -> None:
+        """Read the run's transcripts and probe the endpoint."""
+        self.transcripts = {m: read_transcript(run, m) for m in run.meetings(job.workspace)}
+        self.found = checked_endpoint(self.pairs.client, self.pairs.options.failures, "align")
+
     def run(self, run: RunFolder, job: StepJob) -> dict[str, Any]:
-        return align_run(run, job.workspace, self.backend())
+        return align_run(run, job.workspace, self.pairs, self.transcripts, self.found)
 
 
 STEP = AlignStep

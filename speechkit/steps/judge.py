@@ -25,9 +25,10 @@ why it has none, per dimension the mean over the judged meetings with a 95% boot
 meetings (:func:`speechkit.metrics.bootstrap.bootstrap` of one ratio ``score / 1`` per meeting),
 the judge's endpoint and the model the server reported, and the request counts. Failures follow
 the run's policy (``failures`` of :class:`~speechkit.llm.client.ClientOptions`): with ``fail``,
-an unreachable endpoint stops before any request and failed requests above
-``max_failed_share`` stop before anything is written; with ``allow`` the meetings whose request
-failed are not applicable, and the share of them is stated. These scores never replace the
+an unreachable endpoint stops before any request and failed requests (answers that are not
+scores included) above ``max_failed_share`` stop before anything is written; with ``allow`` the
+meetings whose request failed or whose answer was not scores are not applicable, and the share
+of them is stated. These scores never replace the
 deterministic notes scores of scores.json.
 """
 from __future__ import annotations
@@ -43,7 +44,7 @@ from speechkit.core.stage import Spec
 from speechkit.core.step import Step, StepJob
 from speechkit.io.atomic import write_json
 from speechkit.io.markdown import cell, code
-from speechkit.io.notes import read_gold_notes, read_notes
+from speechkit.io.notes import read_gold_notes, run_notes
 from speechkit.io.run_folder import RunFolder
 from speechkit.io.run_view import RunView
 from speechkit.llm import session
@@ -181,8 +182,7 @@ def meetings_to_judge(run: RunFolder, ws: Workspace) -> list[MeetingToJudge]:
     names = {p.id: p.name for p in ws.people}
     out = []
     for meeting in ws.scored_meetings:
-        path = run.notes(meeting.id)
-        out.append(MeetingToJudge(meeting.id, read_notes(path, meeting.id) if path.is_file() else None,
+        out.append(MeetingToJudge(meeting.id, run_notes(run.notes(meeting.id), meeting.id),
                                   read_gold_notes(meeting.notes, meeting.id, names) if meeting.notes else None))
     return out
 
@@ -210,9 +210,10 @@ class Judge:
         return found
 
     def scores(self, gold: str, system: str, people: Sequence[Person]) -> dict[str, int]:
-        """The judge's scores of ``system`` against ``gold``; raises :class:`RequestFailed` or :class:`BadAnswer`."""
+        """The judge's scores of ``system`` against ``gold``; raises :class:`RequestFailed` or
+        :class:`BadAnswer` (an answer that is not scores counts as a failed request too)."""
         messages = judge_messages(gold, system, people, self.options.max_summary_chars)
-        return scores_of(self.client.complete(messages, judge_schema(), name="judgement"))
+        return self.client.complete(messages, judge_schema(), name="judgement", read=scores_of)
 
     def check(self, meeting: MeetingToJudge, people: Sequence[Person]) -> dict[str, Any]:
         """judged.json's ``check``: the judge's scores of two summaries whose scores are known, the
@@ -252,17 +253,17 @@ def judged_model(reported: Sequence[str], requested: str) -> str:
     return ", ".join(sorted(reported)) if reported else f"{requested} (as requested; no answer reported a model)"
 
 
-def judge_run(run: RunFolder, ws: Workspace, judge: Judge, resamples: int = RESAMPLES, seed: int = SEED,
-              ) -> dict[str, Any]:
-    """Judge the notes of the level run folder ``run`` (of ``ws``) and write its ``judged.json``,
-    counting the requests in the current LLM session (a step's own, :mod:`speechkit.postrun`);
-    ``judge``'s endpoint was probed before (:meth:`JudgeStep.check`) where there is a meeting to judge.
+def judge_run(run: RunFolder, ws: Workspace, judge: Judge, meetings: Sequence[MeetingToJudge],
+              resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
+    """Judge the notes of ``meetings`` (:func:`meetings_to_judge`) of the level run folder ``run``
+    (of ``ws``) and write its ``judged.json``, counting the requests in the current LLM session (a
+    step's own, :mod:`speechkit.postrun`); ``judge``'s endpoint was probed before
+    (:meth:`JudgeStep.check`) where there is a meeting to judge.
 
     With no meeting to judge (no gold notes, no notes) no endpoint is contacted and judged.json
     says why. Raises :class:`LLMUnavailable` under the ``fail`` policy as the module docstring
     says, before judged.json is written.
     """
-    meetings = meetings_to_judge(run, ws)
     verdicts = Verdicts({}, {m.id: m.reason() for m in meetings if m.reason()}, Counter())
     todo = [m for m in meetings if m.id not in verdicts.reasons]
     _ask(judge, todo, ws.people, verdicts)
@@ -284,15 +285,17 @@ class JudgeStep(Step):
     def __init__(self, spec: Spec) -> None:
         super().__init__(spec)
         self.judge = self.backend()
+        self.meetings: list[MeetingToJudge] = []
 
     def check(self, run: RunFolder, job: StepJob) -> None:
-        """Probe the judge's endpoint, where there is a meeting to judge: a dead endpoint leaves the
-        run folder as it was."""
-        if any(m.reason() is None for m in meetings_to_judge(run, job.workspace)):
+        """Read the run's and the gold notes, and probe the judge's endpoint where there is a
+        meeting to judge: bad notes or a dead endpoint leave the run folder as it was."""
+        self.meetings = meetings_to_judge(run, job.workspace)
+        if any(m.reason() is None for m in self.meetings):
             self.judge.probe()
 
     def run(self, run: RunFolder, job: StepJob) -> dict[str, Any]:
-        return judge_run(run, job.workspace, self.judge, job.resamples, job.seed)
+        return judge_run(run, job.workspace, self.judge, self.meetings, job.resamples, job.seed)
 
 
 STEP = JudgeStep

@@ -31,6 +31,11 @@ while they fit, the prompt keeps its last words in the rest, and what is dropped
 faster-whisper 1.2.1 both decoding paths pass the hot words and the prompt to ``get_prompt``;
 the batched path encodes ``initial_prompt`` without the leading space the sequential path adds,
 so the prompt is passed with that space to make both paths see the same tokens.
+
+The ``language`` option must be a language code Whisper has (:func:`whisper_languages`: checked
+when the options are built, so a recipe or ``--set`` naming another is refused before any work),
+and one the model knows (an English-only model knows ``en`` alone: checked when it loads):
+faster-whisper would otherwise warn and decode in English.
 """
 from __future__ import annotations
 
@@ -44,13 +49,14 @@ import numpy as np
 
 from speechkit import registry
 from speechkit.devices import default_compute_type, resolve_device
+from speechkit.errors import SpeechkitError, brief
 from speechkit.stages.asr import Recognition
 from speechkit.stages.asr.biasing import AsrOptions, Biasing
 from speechkit.stages.asr.clips import Piece, join_clips, pack_clips, plan_clips, span_index
 from speechkit.stages.asr.loop_control import LoopControl, Window
 from speechkit.stages.asr.prompt_budget import MAX_PROMPT_TOKENS, fit_biasing
 from speechkit.core.audio import SAMPLE_RATE, span_blocks
-from speechkit.core.options import bounded
+from speechkit.core.options import OptionError, bounded
 from speechkit.transcript import Segment, Word
 
 log = logging.getLogger(__name__)
@@ -64,6 +70,13 @@ def new_model(path: str, device: str = "cpu", compute_type: str = "int8", cpu_th
     log.info("loading Whisper model %s on %s (%s)", path, device, compute_type)
     return WhisperModel(path, device=kind, device_index=int(index or 0), compute_type=compute_type,
                         cpu_threads=cpu_threads)
+
+
+@lru_cache(maxsize=1)
+def whisper_languages() -> tuple[str, ...]:
+    """The language codes of Whisper's multilingual models (faster-whisper's table)."""
+    from faster_whisper.tokenizer import _LANGUAGE_CODES
+    return tuple(_LANGUAGE_CODES)
 
 
 @lru_cache(maxsize=None)
@@ -84,7 +97,8 @@ class WhisperOptions(AsrOptions):
     ``model``: registry name (``tiny.en``, ``base``, ``whisper-large-v3`` ...) or a folder of
     CTranslate2 files. ``compute_type``: CTranslate2 type (None: float16 on a GPU, int8 on a
     CPU). ``batch_size``: windows decoded at once (1 = sequential decoding). ``beam_size``.
-    ``language`` (None detects it). ``condition_on_previous_text``: sequential path only; off
+    ``language`` (None detects it): a Whisper language code the model knows.
+    ``condition_on_previous_text``: sequential path only; off
     by default because it copies earlier text on repetitive speech (when on, faster-whisper adds
     up to 223 tokens of earlier text after the hot words). ``prompt_token_budget``: tokens for
     hot words + prompt, at most 223. ``max_clip_s``: longest clip decoded at once, at most 30.
@@ -147,6 +161,9 @@ class WhisperOptions(AsrOptions):
         super().__post_init__()
         if not self.temperatures or list(self.temperatures) != sorted(self.temperatures):
             raise ValueError("temperatures must be a non-empty increasing list of values in [0, 2]")
+        if self.language is not None and self.language not in whisper_languages():
+            raise OptionError("language", f"{brief(self.language)} is not a language code of Whisper "
+                                          "(such as en, de, ja; null detects the language)")
 
 
 class WhisperRecognizer:
@@ -164,6 +181,11 @@ class WhisperRecognizer:
         self.compute_type = self.options.compute_type or default_compute_type(self.device)
         self.model = load_model(str(registry.resolve(self.options.model)), self.device, self.compute_type,
                                 self.options.cpu_threads)
+        known = self.model.supported_languages
+        if self.options.language is not None and self.options.language not in known:
+            raise SpeechkitError(f"stages.asr.language: {self.options.language!r} is not a language of the model "
+                                 f"{self.options.model} (it knows {', '.join(known[:8])}"
+                                 f"{' ...' if len(known) > 8 else ''})")
         self._sampler: Any = None  # the sampling copy of the model, for one transcribe call
 
     def transcribe(self, audio: np.ndarray, speech: list[tuple[float, float]] | None = None,

@@ -11,10 +11,13 @@ vLLM and Ollama enforce: the answer always parses.
 
 A transcript longer than ``chunk_bytes`` (UTF-8) is cut at turn boundaries into chunks, each
 asked with the same context; the partial notes are merged: the summaries joined in order,
-action items, decisions and outline entries deduplicated by their text. A chunk whose request
-fails for good, or whose answer is not notes, adds nothing and is counted (``failures``,
-``rejected_chunks`` in run.json); whether the run may go on is the run's decision
-(:mod:`speechkit.llm.run`).
+action items, decisions and outline entries deduplicated by their text (each list cut at
+:data:`~speechkit.notes.MAX_ITEMS`, the summary at :data:`~speechkit.notes.MAX_SUMMARY_CHARS`, as
+the notes reader allows). A chunk whose request fails for good, or whose answer is not notes,
+adds nothing and is counted (``failures``, ``rejected_chunks`` in run.json) and, either way, as a
+failed request of the endpoint; whether the run may go on is the run's decision
+(:mod:`speechkit.llm.run`). When no chunk gave notes, the meeting's notes are empty and say so
+(:attr:`~speechkit.notes.Notes.failed`), so that their scores are not applicable, never 0.
 """
 from __future__ import annotations
 
@@ -23,10 +26,10 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
-from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, RequestFailed
+from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, NoAnswer
 from speechkit.llm.schema import answer_token_limit
 from speechkit.meeting_context import NotesContext
-from speechkit.notes import ActionItem, Decision, Notes
+from speechkit.notes import MAX_ITEMS, MAX_SUMMARY_CHARS, ActionItem, Decision, Notes
 from speechkit.core.options import bounded
 from speechkit.text_similarity import fold
 from speechkit.transcript import Transcript
@@ -153,9 +156,9 @@ def merge_notes(parts: list[Notes]) -> Notes:
         first: dict[str, Any] = {}
         for value in values:
             first.setdefault(fold(text(value)), value)
-        return tuple(first.values())
+        return tuple(first.values())[:MAX_ITEMS]
 
-    return Notes(summary=" ".join(p.summary for p in parts if p.summary),
+    return Notes(summary=" ".join(p.summary for p in parts if p.summary)[:MAX_SUMMARY_CHARS],
                  action_items=unique([a for p in parts for a in p.action_items], lambda a: a.description),
                  decisions=unique([d for p in parts for d in p.decisions], lambda d: d.choice),
                  outline=unique([o for p in parts for o in p.outline], lambda o: o))
@@ -183,15 +186,21 @@ class LLMSummarizer:
         """The notes of ``transcript`` and what the backend did (chunks, rejected answers, failures)."""
         chunks = chunk_lines(transcript_lines(transcript), self.options.chunk_bytes)
         parts, rejected, failures = [], Counter(), Counter()
+        last: NoAnswer | None = None
         for i, lines in enumerate(chunks, 1):
             part = f" (part {i} of {len(chunks)})" if len(chunks) > 1 else ""
             try:
-                parts.append(notes_of(self.client.complete(self.messages(lines, context, part), self.schema, name="notes")))
-            except RequestFailed as e:
-                log.warning("llm notes of chunk %d of %s: none: %s", i, transcript.session_id, e.detail)
-                failures[e.reason] += 1
-            except BadAnswer as e:
-                log.warning("llm notes of chunk %d of %s rejected: %s", i, transcript.session_id, e.detail)
-                rejected[e.reason] += 1
+                parts.append(self.client.complete(self.messages(lines, context, part), self.schema, name="notes",
+                                                  read=notes_of))
+            except NoAnswer as e:
+                bad = isinstance(e, BadAnswer)
+                log.warning("llm notes of chunk %d of %s %s: %s", i, transcript.session_id,
+                            "rejected" if bad else "failed", e.detail)
+                (rejected if bad else failures)[e.reason] += 1
+                last = e
         stats = {"backend": "llm", "chunks": len(chunks), "rejected_chunks": dict(rejected), "failures": dict(failures)}
-        return merge_notes(parts), stats
+        notes = merge_notes(parts)
+        if last is not None and not parts:
+            notes = replace(notes, failed=f"none of the {len(chunks)} request(s) for them gave notes; the last: "
+                                          f"{last.reason}: {last.detail}"[:500])
+        return notes, stats

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from speechkit.io.notes import read_gold_notes, read_notes
+from speechkit.io.notes import read_gold_notes, run_notes
 from speechkit.metrics.bootstrap import Ratio
 from speechkit.metrics.catalog import FRACTION, Details, Metric, ratio_fields
 from speechkit.metrics.family import MeetingFamily, ScoringRun
@@ -19,11 +19,12 @@ from speechkit.notes import GoldNotes, Notes
 from speechkit.text_similarity import TextSimilarity, text_similarity
 
 NOTES = "notes"
-_NEEDS = ("gold notes", "run notes")
+_NEEDS = ("gold notes", "run notes", "usable run notes")
 _DETAIL = "meeting_notes"
 _NO_MATCH = "no action item of the notes matched a gold one with an assignee"
 NO_GOLD = "no gold notes for this meeting (a workspace's meetings/<id>/notes.json)"
 NO_RUN_NOTES = "the run has no notes for this meeting (notes/<id>.json, written by the summarize stage)"
+FAILED = "the run's notes of this meeting came from no usable answer"
 
 
 def _item_f1(details: Details) -> Ratio | None:
@@ -64,8 +65,7 @@ def _read(run: ScoringRun, meeting: str) -> tuple[GoldNotes | None, Notes | None
     """The gold notes of ``meeting`` and the run's (None where there are none)."""
     found = run.workspace.meeting(meeting).notes if run.workspace is not None else None
     gold = read_gold_notes(found, meeting) if found is not None else None
-    path = run.folder.notes(meeting) if run.folder is not None else None
-    return gold, read_notes(path, meeting) if path is not None and path.is_file() else None
+    return gold, run_notes(run.folder.notes(meeting), meeting) if run.folder is not None else None
 
 
 class NotesFamily(MeetingFamily):
@@ -93,6 +93,8 @@ class NotesFamily(MeetingFamily):
                 m.missing["gold notes"] = NO_GOLD
             if predicted is None:
                 m.missing["run notes"] = NO_RUN_NOTES
+            elif predicted.failed is not None:
+                m.missing["usable run notes"] = f"{FAILED}: {predicted.failed}"
             m.mark_missing(self.metrics)
             if not all(m.applies(metric) for metric in self.metrics):
                 continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from speechkit.core.section import Section
+from speechkit.core.stage import Spec
 from speechkit.core.step import Step, StepJob
 from speechkit.errors import FormatError
 from speechkit.io.markdown import cell, code
@@ -53,25 +54,28 @@ class LLMProber:
                              self.options)
 
 
-def probe_run(run: RunFolder, ws: Workspace, prober: LLMProber, meetings: tuple[str, ...] | None = None,
-              ) -> dict[str, Any]:
-    """Probe the finished run ``run`` (of ``ws``) and write its ``probe.json``; its content. The
-    requests count in the current LLM session (a step's own, :mod:`speechkit.postrun`).
-
-    ``meetings``: the meetings to probe (default: every meeting the run transcribed), each with
-    its own iterations and token budget. An unavailable endpoint stops before any probe; under
-    the ``fail`` policy, failed requests above ``max_failed_share`` raise :class:`LLMUnavailable`
-    after probe.json is written (it says which probes failed).
-    """
+def materials_of(run: RunFolder, ws: Workspace, meetings: tuple[str, ...] | None, transcript_bytes: int,
+                 ) -> list[MeetingMaterial]:
+    """What the roles read of each of ``meetings`` (default: every meeting the run transcribed)."""
     transcribed = run.meetings(ws)
     chosen = list(meetings or transcribed)
     unknown = [m for m in chosen if m not in transcribed]
     if unknown or not chosen:
         raise FormatError(run.transcripts, f"no transcript of meeting(s) {', '.join(unknown)}" if unknown
                           else "no meeting transcribed: nothing to probe")
+    return [meeting_material(run, ws, m, transcript_bytes) for m in chosen]
+
+
+def probe_run(run: RunFolder, ws: Workspace, prober: LLMProber, materials: list[MeetingMaterial], found: str,
+              ) -> dict[str, Any]:
+    """Probe the meetings of ``materials`` (:func:`materials_of`) of the finished run ``run`` (of
+    ``ws``) and write its ``probe.json``; its content. ``found``: what probing the endpoint found
+    (an unavailable one stops before any probe). The requests count in the current LLM session (a
+    step's own, :mod:`speechkit.postrun`). Each meeting has its own iterations and token budget;
+    under the ``fail`` policy, failed requests above ``max_failed_share`` raise
+    :class:`LLMUnavailable` after probe.json is written (it says which probes failed).
+    """
     options, client = prober.options, prober.client
-    materials = [meeting_material(run, ws, m, options.transcript_bytes) for m in chosen]
-    found = checked_endpoint(client, options.failures, "probe")
     results = [prober.probe(material) for material in materials]
     usage = session.current().usage(client.base_url, client.model)
     endpoint = {"base_url": "local server" if client.endpoint.local else client.base_url, "model": client.model,
@@ -95,8 +99,19 @@ class ProbeStep(Step):
     writes = (RunFolder.PROBE,)
     backends = BACKENDS
 
+    def __init__(self, spec: Spec) -> None:
+        super().__init__(spec)
+        self.prober = self.backend()
+        self.materials: list[MeetingMaterial] = []
+        self.found = ""
+
+    def check(self, run: RunFolder, job: StepJob) -> None:
+        """Read what the roles read of every meeting to probe, and probe the endpoint."""
+        self.materials = materials_of(run, job.workspace, job.meetings, self.prober.options.transcript_bytes)
+        self.found = checked_endpoint(self.prober.client, self.prober.options.failures, "probe")
+
     def run(self, run: RunFolder, job: StepJob) -> dict[str, Any]:
-        return probe_run(run, job.workspace, self.backend(), job.meetings)
+        return probe_run(run, job.workspace, self.prober, self.materials, self.found)
 
 
 STEP = ProbeStep

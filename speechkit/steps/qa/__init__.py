@@ -15,15 +15,16 @@ docs/qa.md says what each score means.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from speechkit.core.stage import Spec, registered_class
+from speechkit.core.stage import Spec
 from speechkit.core.step import Step, StepJob
 from speechkit.io.atomic import write_json
-from speechkit.io.questions import gold_questions_of
-from speechkit.io.run_folder import TRANSCRIPT, RunFolder
-from speechkit.io.run_output import read_output
+from speechkit.io.questions import MeetingQuestions, gold_questions_of
+from speechkit.io.run_folder import RunFolder
+from speechkit.io.run_output import MeetingOutput, read_output
 from speechkit.metrics.bootstrap import RESAMPLES, SEED
 from speechkit.metrics.qa import RULES, aggregate, score_run
 from speechkit.steps.qa.answers import answers_document
@@ -35,49 +36,58 @@ BACKENDS = {"extractive": "speechkit.steps.qa.extractive:ExtractiveAnswerer",
 DEFAULT_BACKEND = "extractive"
 
 
-class QaStep(Step):
-    """Answers the gold questions of every scored meeting into ``qa.json``."""
-
-    name = "qa"
-    reads = (TRANSCRIPT,)
-    writes = (RunFolder.QA,)
-    backends = BACKENDS
-
-    def run(self, run: RunFolder, job: StepJob) -> dict[str, Any]:
-        return answer_run(job.workspace, run, self.spec, job.out, job.resamples, job.seed)
+def questions_asked(ws: Workspace, run: RunFolder) -> dict[str, tuple[MeetingQuestions, MeetingOutput]]:
+    """Each scored meeting of ``ws`` with gold questions: its questions and what ``run`` produced
+    for it, read and checked."""
+    golds = {m.id: gold for m in ws.scored_meetings if (gold := gold_questions_of(ws, m.id)) is not None}
+    return {mid: (gold, read_output(run, ws, mid)) for mid, gold in golds.items()}
 
 
-STEP = QaStep
-METRICS = (QuestionFamily(),)
-
-
-def answer_run(ws: Workspace, run: RunFolder, spec: Spec, out: str | Path | None = None,
-               resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
-    """Answer the gold questions of every scored meeting of ``ws`` from ``run``; write and return
-    the ``qa.json`` mapping (``out``: default ``RUN/qa.json``)."""
-    target = Path(out) if out is not None else run.file(RunFolder.QA)
-    backend = registered_class(BACKENDS, spec.backend, "qa.backend")(spec.options)
-    meetings = [m.id for m in ws.scored_meetings]
-    golds = {mid: gold for mid in meetings if (gold := gold_questions_of(ws, mid)) is not None}
-    if golds:
-        backend.check()
-    answered: dict[str, dict[str, Any]] = {}
-    asked = {}
-    for mid, gold in golds.items():
-        output = read_output(run, ws, mid)
-        answers, stats = backend.answer([q.ask for q in gold.questions], output)
-        asked[mid] = (gold, output.level, stats)
-        answered[mid] = answers
-    scored, reasons = score_run(ws, meetings, answered)
+def answer_run(ws: Workspace, spec: Spec, answerer: Any, asked: Mapping[str, tuple[MeetingQuestions, MeetingOutput]],
+               target: Path, resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
+    """Ask ``answerer`` (the backend of ``spec``) the questions ``asked`` (:func:`questions_asked`),
+    mark its answers, and write and return the ``qa.json`` mapping into ``target``."""
+    answered: dict[str, dict[str, Any] | None] = {}
+    stats_of = {}
+    for mid, (gold, output) in asked.items():
+        answered[mid], stats_of[mid] = answerer.answer([q.ask for q in gold.questions], output)
+    scored, reasons = score_run(ws, [m.id for m in ws.scored_meetings], answered)
     entries = {}
-    for mid, (gold, level, stats) in asked.items():
-        marks = scored[mid]
-        entries[mid] = {"level": level, "stats": stats, "answers": [
+    for mid, (gold, output) in asked.items():
+        marks = scored.get(mid)  # None: the backend got no usable answer (not applicable)
+        entries[mid] = {"level": output.level, "stats": stats_of[mid], "answers": [
             {"id": q.id, "type": q.type, "question": q.question, "answer": answered[mid].get(q.id, ""),
              "gold": q.answer, "right": marks.right[q.id], "right_lenient": marks.lenient[q.id]}
-            for q in gold.questions]}
+            for q in gold.questions] if marks else []}
     totals = aggregate({mid: s.ratios() for mid, s in scored.items()}, resamples, seed)
     settings = {"bootstrap": {"resamples": resamples, "seed": seed, "unit": "meeting"}, "rules": RULES}
     document = answers_document(spec.as_dict(), str(ws.root), entries, reasons, settings, totals)
     write_json(target, document)
     return document
+
+
+class QaStep(Step):
+    """Answers the gold questions of every scored meeting into ``qa.json``: the questions and the
+    run's output are read, and the backend checked, before anything is written."""
+
+    name = "qa"  # reads the transcripts of the meetings with gold questions only: no ``reads``
+    writes = (RunFolder.QA,)
+    backends = BACKENDS
+
+    def __init__(self, spec: Spec) -> None:
+        super().__init__(spec)
+        self.answerer = self.backend()
+        self.asked: dict[str, tuple[MeetingQuestions, MeetingOutput]] = {}
+
+    def check(self, run: RunFolder, job: StepJob) -> None:
+        self.asked = questions_asked(job.workspace, run)
+        if self.asked:
+            self.answerer.check()
+
+    def run(self, run: RunFolder, job: StepJob) -> dict[str, Any]:
+        target = job.out if job.out is not None else run.file(RunFolder.QA)
+        return answer_run(job.workspace, self.spec, self.answerer, self.asked, target, job.resamples, job.seed)
+
+
+STEP = QaStep
+METRICS = (QuestionFamily(),)

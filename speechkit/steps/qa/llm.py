@@ -6,10 +6,12 @@ level's CONTEXT block ("(none)" at L1), the system's own NOTES of the meeting, i
 ``[MM:SS] Name: text`` lines (cut to ``transcript_bytes`` between lines), then the questions by
 id; the answer follows a JSON schema (``{"answers": [{"id": ..., "answer": ...}]}``, ids from the
 questions, answers bounded), sent as ``response_format``. A request that fails for good, or an
-answer that is not answers, leaves the meeting's questions unanswered (wrong) and is counted in
-the backend's stats (``failures``, ``rejected``). The endpoint is probed before the first question
-(:meth:`LLMAnswerer.check`); an unreachable one, or failed requests above ``max_failed_share``,
-stop the step unless ``failures`` is ``allow``.
+answer that is not answers (none of the questions answered), gives the meeting no answers: its
+question scores are not applicable, with the reason, never 0 (:func:`speechkit.metrics.qa.score_run`);
+it is counted in the backend's stats (``failures``, ``rejected``) and as a failed request. The
+endpoint is probed before the first question (:meth:`LLMAnswerer.check`); an unreachable one, or
+failed requests (answers that are not answers included) above ``max_failed_share``, stop the
+step unless ``failures`` is ``allow``.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, RequestFailed
+from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, NoAnswer
 from speechkit.io.run_output import MeetingOutput
 from speechkit.io.questions import Ask
 from speechkit.core.options import bounded
@@ -72,6 +74,8 @@ def answers_of(reply: dict[str, Any], ids: Sequence[str]) -> dict[str, str]:
         found = {a["id"]: " ".join(a["answer"].split()) for a in reply["answers"] if a["id"] in ids}
     except (KeyError, TypeError, AttributeError) as e:
         raise BadAnswer("wrong-shape", f"not answers: {type(e).__name__}: {e}"[:200]) from None
+    if not found:
+        raise BadAnswer("wrong-shape", f"answers none of the {len(ids)} questions asked")
     return found
 
 
@@ -98,31 +102,29 @@ class LLMAnswerer:
     def messages(self, asks: Sequence[Ask], output: MeetingOutput) -> list[dict[str, str]]:
         """The request's messages for one meeting."""
         first = (chunk_lines(transcript_lines(output.transcript), self.options.transcript_bytes) or [[]])[0]
-        notes = json.dumps(output.notes.to_dict(), ensure_ascii=False) if output.notes is not None else "(none)"
+        usable = output.notes is not None and output.notes.failed is None
+        notes = json.dumps(output.notes.to_dict(), ensure_ascii=False) if usable else "(none)"
         user = USER_PROMPT.format(context=output.context.text() or "(none)", notes=notes,
                                   transcript="\n".join(first) or "(none)",
                                   questions="\n".join(f"{a.id}: {a.text}" for a in asks))
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
-    def answer(self, asks: Sequence[Ask], output: MeetingOutput) -> tuple[dict[str, str], dict[str, Any]]:
-        """The answers (question id -> text) and what the backend did."""
+    def answer(self, asks: Sequence[Ask], output: MeetingOutput) -> tuple[dict[str, str] | None, dict[str, Any]]:
+        """The answers (question id -> text; None: no usable answer) and what the backend did."""
         ids = [a.id for a in asks]
         stats: dict[str, Any] = {"backend": "llm", "failures": {}, "rejected": {}}
         if not ids:
             return {}, stats
         self.requests += 1
         try:
-            reply = self.client.complete(self.messages(asks, output),
-                                         answers_schema(ids, self.options.answer_chars), name="answers")
-            return answers_of(reply, ids), stats
-        except RequestFailed as e:
-            log.warning("llm answers of %s: none: %s", output.meeting, e.detail)
-            stats["failures"] = {e.reason: 1}
+            return self.client.complete(self.messages(asks, output), answers_schema(ids, self.options.answer_chars),
+                                        name="answers", read=lambda reply: answers_of(reply, ids)), stats
+        except NoAnswer as e:
+            bad = isinstance(e, BadAnswer)
+            log.warning("llm answers of %s %s: %s", output.meeting, "rejected" if bad else "failed", e.detail)
+            stats["rejected" if bad else "failures"] = {e.reason: 1}
             self.failed += 1
             if self.options.failures == "fail" and self.failed / self.requests > self.options.max_failed_share:
                 raise LLMUnavailable(f"{self.client.base_url}: model {self.client.model}: {e.detail} "
-                                     "(qa: failures=allow goes on, leaving the meeting's questions unanswered)") from None
-        except BadAnswer as e:
-            log.warning("llm answers of %s rejected: %s", output.meeting, e.detail)
-            stats["rejected"] = {e.reason: 1}
-        return {}, stats
+                                     "(qa: failures=allow goes on, the meeting's question scores n/a)") from None
+        return None, stats

@@ -4,16 +4,22 @@ The answers of ``RUN/qa.json`` (the ``qa`` step's) are marked again against each
 questions (:mod:`speechkit.metrics.qa`: what is right), so that an edited qa.json cannot claim
 marks it does not earn, and folded into scores.json: per meeting (value, ``details.questions``,
 the reason where not applicable) and over the meetings, with the scores' bootstrap settings.
+What of the file no score used (answers to ids that are not gold questions, meetings the workspace
+does not score) is named: a warning, and ``settings.questions.ignored``.
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from speechkit.io.run_folder import RunFolder
 from speechkit.metrics.bootstrap import Estimate
 from speechkit.metrics.family import ScoringRun, StepFamily
-from speechkit.metrics.qa import QUESTION_METRICS, QUESTIONS, RULES, aggregate, score_run
+from speechkit.metrics.qa import QUESTION_METRICS, QUESTIONS, RULES, aggregate, ignored_answers, score_run
 from speechkit.steps.qa.answers import read_answers
+
+
+log = logging.getLogger(__name__)
 
 
 class QuestionFamily(StepFamily):
@@ -30,6 +36,9 @@ class QuestionFamily(StepFamily):
         path = run.folder.file(RunFolder.QA)
         answers = read_answers(path) if path.is_file() else None
         scored, reasons = score_run(run.workspace, list(scores["meetings"]), answers)
+        ignored = ignored_answers(answers or {}, scored, list(scores["meetings"]))
+        for line in ignored:
+            log.warning("%s: left out: %s", path, line)
         per = {mid: s.ratios() for mid, s in scored.items()}
         boot = scores["settings"]["bootstrap"]
         totals = aggregate(per, boot["resamples"], boot["seed"])
@@ -52,4 +61,5 @@ class QuestionFamily(StepFamily):
             if total["value"] is None:
                 why = sorted(set(reasons.values()) | {metric.empty for r in per.values() if not r[key].den})
                 scores["not_applicable"][key] = "; ".join(why) or "no meetings"
-        scores["settings"][self.name] = {"answers": RunFolder.QA if answers is not None else None, "rules": RULES}
+        scores["settings"][self.name] = {"answers": RunFolder.QA if answers is not None else None, "rules": RULES,
+                                         **({"ignored": ignored} if ignored else {})}
