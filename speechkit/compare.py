@@ -28,13 +28,9 @@ from speechkit.errors import FormatError
 from speechkit.io.scores import Scores, read_scores
 from speechkit.metrics.bootstrap import MIN_MEETINGS, RESAMPLES, SEED, Estimate, Ratio, micro, paired_bootstrap
 from speechkit.metrics.speakers import speaker_consistency
-from speechkit.scoring.catalogue import FAMILIES, METRICS, TABLE_ORDER
+from speechkit.scoring.catalogue import catalogue, metric
 
 log = logging.getLogger(__name__)
-
-
-#: The numbers each metric family reads back from scores.json details (checked when a run is loaded).
-DETAIL_NUMBERS = {key: keys for family in FAMILIES for key, keys in family.detail_numbers.items()}
 
 
 class CompareError(FormatError):
@@ -74,7 +70,7 @@ class Delta:
         value = self.estimate.value
         if value is None or value == 0:
             return None
-        return value < 0 if METRICS[self.metric].better == "lower" else value > 0
+        return value < 0 if metric(self.metric).better == "lower" else value > 0
 
     def as_dict(self) -> dict[str, Any]:
         return {"base": self.base, "other": self.other, **self.estimate.as_dict(), "meetings": self.meetings,
@@ -92,21 +88,21 @@ def meeting_ratios(scores: Scores, where: str | Path = "scores.json") -> dict[st
     give each person (and checked against the meetings' pair counts).
     """
     out: dict[str, dict[str, Ratio]] = {}
-    for metric in METRICS.values():
+    for entry in catalogue().metrics.values():
         ratios = {}
         for mid, meeting in scores.meetings.items():
             try:
-                ratio = metric.from_details(meeting.details)
+                ratio = entry.from_details(meeting.details)
             except (KeyError, TypeError, AttributeError) as exc:
-                raise CompareError(where, f"meetings.{mid}.details: cannot read {metric.key} ({exc!r})") from None
+                raise CompareError(where, f"meetings.{mid}.details: cannot read {entry.key} ({exc!r})") from None
             if ratio is not None:
                 ratios[mid] = ratio
-        total = scores.total(metric.key)
+        total = scores.total(entry.key)
         summed = micro(list(ratios.values()))
         if total is not None and not (_close(summed.num, total["numerator"]) and _close(summed.den, total["denominator"])):
-            raise CompareError(where, f"{metric.key}: per-meeting details add up to {summed.num:g}/{summed.den:g}, "
+            raise CompareError(where, f"{entry.key}: per-meeting details add up to {summed.num:g}/{summed.den:g}, "
                                       f"totals say {total['numerator']:g}/{total['denominator']:g}")
-        out[metric.key] = ratios
+        out[entry.key] = ratios
     out["speaker_consistency"] = _consistency_rows(scores, out["speaker_consistency"], where)
     return out
 
@@ -132,15 +128,15 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
 
 
-def paired_deltas(base: Scores, other: Scores, metrics: tuple[str, ...] = TABLE_ORDER,
+def paired_deltas(base: Scores, other: Scores, metrics: tuple[str, ...] | None = None,
                   resamples: int = RESAMPLES, seed: int = SEED, names: tuple[str, str] = ("base", "other"),
                   min_meetings: int = MIN_MEETINGS) -> dict[str, Delta]:
-    """Metric -> :class:`Delta` of ``other`` against ``base`` (two scores.json dicts of the same
-    meetings), over the meetings where the metric applies in both (speaker consistency: over the
-    pairs of those meetings)."""
+    """Metric (``metrics``; None: every one, in table order) -> :class:`Delta` of ``other`` against
+    ``base`` (the scores of the same meetings), over the meetings where the metric applies in both
+    (speaker consistency: over the pairs of those meetings)."""
     a, b = meeting_ratios(base, names[0]), meeting_ratios(other, names[1])
     out = {}
-    for metric in metrics:
+    for metric in metrics or catalogue().table_order:
         common = [m for m in a[metric] if m in b[metric]]
         ra, rb = [a[metric][m] for m in common], [b[metric][m] for m in common]
         out[metric] = Delta(metric, micro(ra).value, micro(rb).value,
@@ -165,7 +161,7 @@ def load_run(path: str | Path, name: str | None = None) -> Run:
     """A run folder (holding scores.json) or a scores.json file."""
     path = Path(path)
     file = path / "scores.json" if path.is_dir() else path
-    scores = read_scores(file, CompareError, DETAIL_NUMBERS)
+    scores = read_scores(file, CompareError, catalogue().detail_numbers)
     return Run(name or (path.name if path.is_dir() else path.parent.name) or str(path), path, scores)
 
 
@@ -216,10 +212,12 @@ class Comparison:
                 "deltas": {name: {m: d.as_dict() for m, d in per.items()} for name, per in self.deltas.items()}}
 
 
-def compare(runs: list[Run], metrics: tuple[str, ...] = TABLE_ORDER, resamples: int = RESAMPLES,
+def compare(runs: list[Run], metrics: tuple[str, ...] | None = None, resamples: int = RESAMPLES,
             seed: int = SEED, min_meetings: int = MIN_MEETINGS) -> Comparison:
-    """Each run after the first against the first (see the module docstring); a delta over fewer
-    than ``min_meetings`` meetings is never called significant, and the reason is logged."""
+    """Each run after the first against the first on ``metrics`` (None: every one, in table order;
+    see the module docstring); a delta over fewer than ``min_meetings`` meetings is never called
+    significant, and the reason is logged."""
+    metrics = metrics or catalogue().table_order
     if len(runs) < 2:
         raise CompareError(runs[0].path if runs else None, "give at least two runs to compare")
     names = [r.name for r in runs]

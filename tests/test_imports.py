@@ -1,6 +1,8 @@
-"""No import cycles in speechkit: every import counts, at module level or deferred inside a function,
-except those under ``if TYPE_CHECKING:``; relative imports are resolved, and ``from pkg import name``
-counts as importing the submodule ``pkg.name`` where there is one."""
+"""No import cycles in speechkit, and its layers: every import counts, at module level, deferred
+inside a function or under ``if TYPE_CHECKING:`` (a type is a dependency too); relative imports
+are resolved, and ``from pkg import name`` counts as importing the submodule ``pkg.name`` where
+there is one. The core imports no plug-in and no framework module, and the plug-ins import no
+framework module (docs/architecture.md, "The layout")."""
 from __future__ import annotations
 
 import ast
@@ -19,23 +21,9 @@ def _module_names(root: Path, package: str) -> dict[str, Path]:
     return out
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
 def _imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """Every import statement of ``tree``, at any depth, except the bodies of ``if TYPE_CHECKING:``."""
-    found, todo = [], [tree]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            found.append(node)
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            todo.extend(node.orelse)
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    return found
+    """Every import statement of ``tree``, at any depth (``if TYPE_CHECKING:`` bodies included)."""
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
 
 
 def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool, modules: dict) -> set[str]:
@@ -124,6 +112,45 @@ def test_speechkit_has_no_import_cycles():
     assert not cycles, "import cycles in speechkit:\n" + "\n".join(cycles)
 
 
+#: The layers (docs/architecture.md, "The layout"): the plug-in packages, and the framework modules
+#: that run them; every other module is the core or its data layer.
+PLUG_INS = ("speechkit.stages", "speechkit.steps", "speechkit.corpora", "speechkit.synth")
+FRAMEWORK = ("speechkit.__main__", "speechkit.cascade", "speechkit.runner", "speechkit.lifecycle", "speechkit.postrun",
+             "speechkit.recipe", "speechkit.context", "speechkit.scoring", "speechkit.report", "speechkit.compare",
+             "speechkit.executors", "speechkit.cli", "speechkit.doctor", "speechkit.preflight")
+
+
+def _in(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def layer_breaches(graph: Graph) -> list[str]:
+    """Each import that crosses the layers the wrong way: the core (and data) importing a plug-in or
+    the framework, a plug-in importing the framework. ``speechkit`` itself (the public API) may
+    import anything."""
+    out = []
+    for module, targets in sorted(graph.items()):
+        if module == "speechkit" or _in(module, FRAMEWORK):
+            continue
+        forbidden = FRAMEWORK if _in(module, PLUG_INS) else (*PLUG_INS, *FRAMEWORK)
+        out += [f"{module} imports {target} at line {', '.join(map(str, sorted(lines)))}"
+                for target, lines in sorted(targets.items()) if _in(target, forbidden)]
+    return out
+
+
+def test_the_core_imports_no_plug_in_and_the_plug_ins_no_framework():
+    breaches = layer_breaches(import_graph(REPO, "speechkit"))
+    assert not breaches, "imports across the layers:\n" + "\n".join(breaches)
+    # the check sees each wrong way: core -> plug-in, data -> framework, plug-in -> framework; not the right ones
+    assert layer_breaches({"speechkit.core.stage": {"speechkit.stages.vad": [3]},
+                           "speechkit.io.run_view": {"speechkit.report": [9]},
+                           "speechkit.stages.asr": {"speechkit.runner": [1], "speechkit.core.stage": [2]},
+                           "speechkit.runner": {"speechkit.stages": [2]}}) == [
+        "speechkit.core.stage imports speechkit.stages.vad at line 3",
+        "speechkit.io.run_view imports speechkit.report at line 9",
+        "speechkit.stages.asr imports speechkit.runner at line 1"]
+
+
 def test_the_check_finds_deferred_relative_and_submodule_cycles(tmp_path):
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)
@@ -133,11 +160,12 @@ def test_the_check_finds_deferred_relative_and_submodule_cycles(tmp_path):
     (pkg / "top.py").write_text("from pkg.sub import leaf\n")  # from a package, a submodule
     (pkg / "typed.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.other\n")
     (pkg / "other.py").write_text("import pkg.typed\n")
-    [cycle] = import_cycles(tmp_path, "pkg")
+    typed, cycle = import_cycles(tmp_path, "pkg")  # a TYPE_CHECKING import closes a circle too
+    assert typed.startswith("pkg.other -> pkg.typed -> pkg.other ")
     assert cycle.startswith("pkg.sub.leaf -> pkg.top -> pkg.sub.leaf ")
     assert "pkg.sub.leaf imports pkg.top at line 2" in cycle
     graph = import_graph(tmp_path, "pkg")
     assert "pkg.sub.leaf" in graph["pkg.sub"] and "pkg.typed" in graph["pkg.other"]
-    assert "pkg.other" not in graph["pkg.typed"]  # under TYPE_CHECKING: not counted
+    assert "pkg.other" in graph["pkg.typed"]  # under TYPE_CHECKING: counted
     (pkg / "typed.py").write_text("import pkg.other\n")
     assert len(import_cycles(tmp_path, "pkg")) == 2

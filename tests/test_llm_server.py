@@ -21,6 +21,7 @@ from speechkit.io.manifest import load_workspace
 from speechkit.llm.server import LocalServer, free_port
 from speechkit.recipe import load_recipe
 from speechkit.runner import run_workspace
+from speechkit.llm.client import reply_limit
 from speechkit.llm.transport import exchange
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,7 +52,7 @@ def chat(base_url: str, model: str, schema: dict) -> dict:
                           'zero zero eight] mapping" options: "packs dot zero zero eight" | "pacs.008"\n'
                           "Return a JSON object mapping the item number to the chosen option."}]}
     reply = exchange("POST", f"{base_url}/chat/completions", json.dumps(body).encode(),
-                     {"Content-Type": "application/json"}, 60)
+                     {"Content-Type": "application/json"}, 60, reply_limit(64))
     assert reply.status == 200, reply.body[:300]
     return json.loads(json.loads(reply.body)["choices"][0]["message"]["content"])
 

@@ -8,13 +8,15 @@ from speechkit.io import read_transcripts
 from speechkit.io.rttm import write_rttm
 from speechkit.io.stm import read_stm, write_stm
 from speechkit.metrics.bootstrap import micro
-from speechkit.scoring.catalogue import METRICS
+from speechkit.scoring.catalogue import catalogue
 from speechkit.metrics.cpwer import cpwer
 from speechkit.metrics.diarization import BASELINES, baselines, diarization_errors, one_label, speech_seconds, \
     to_annotation
 from speechkit.metrics.per_speaker import per_speaker_errors
 from speechkit.scoring import ScoreOptions, score_files
 from speechkit.transcript import Segment, Transcript
+
+METRICS = catalogue().metrics
 
 OPTIONS = ScoreOptions(resamples=200)
 

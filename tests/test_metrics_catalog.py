@@ -17,13 +17,20 @@ from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import read_stm
 from speechkit.metrics.bootstrap import micro
 from speechkit.cli.run import print_summary
-from speechkit.scoring.catalogue import GROUPS, METRICS, TABLE_ORDER, TRANSCRIPT_KEYS, by_direction, family
+from speechkit.scoring.catalogue import catalogue
 from speechkit.recipe import load_recipe
 from speechkit.report.comparison import write_comparison
 from speechkit.scoring import ScoreOptions, score_workspace
 
 from report_helpers import report_of
 from speechkit.transcript import Segment, Transcript
+
+GROUPS = catalogue().groups
+METRICS = catalogue().metrics
+TABLE_ORDER = catalogue().table_order
+TRANSCRIPT_KEYS = catalogue().transcript_keys
+by_direction = catalogue().by_direction
+family = catalogue().family
 
 LABELS = [METRICS[k].label for k in TABLE_ORDER]
 TRANSCRIPT_LABELS = [METRICS[k].label for k in TRANSCRIPT_KEYS]  # per-meeting and comparison tables

@@ -7,11 +7,13 @@ import jiwer
 import pytest
 
 from speechkit.io import read_stm, write_seglst, write_stm
-from speechkit.scoring.catalogue import family
+from speechkit.scoring.catalogue import catalogue
 from speechkit.metrics.normalize import normalize, normalized_text
 from speechkit.metrics.wer import align_words, word_error_rate
 from speechkit.scoring import score_files
 from speechkit.transcript import Segment, Transcript
+
+family = catalogue().family
 
 
 @pytest.fixture(scope="module")

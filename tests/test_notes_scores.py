@@ -22,13 +22,17 @@ from speechkit.io.manifest import load_workspace
 from speechkit.io.notes import read_gold_notes, write_notes
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import read_stm
-from speechkit.scoring.catalogue import METRICS, TRANSCRIPT_KEYS, family
+from speechkit.scoring.catalogue import catalogue
 from speechkit.notes import ActionItem, Notes
 from speechkit.recipe import load_recipe
 from speechkit.report.comparison import write_comparison
 from speechkit.scoring import ScoreOptions, score_workspace
 
 from report_helpers import report_of
+
+METRICS = catalogue().metrics
+TRANSCRIPT_KEYS = catalogue().transcript_keys
+family = catalogue().family
 
 NOTES_METRICS = family("notes").keys
 

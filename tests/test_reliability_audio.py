@@ -29,7 +29,11 @@ from speechkit.io.manifest import load_workspace
 from speechkit.metrics.wer import word_error_rate
 from speechkit.recipe import load_recipe
 from speechkit.runner import run_workspace
-from speechkit.scoring.catalogue import METRICS, TRANSCRIPT_KEYS, family
+from speechkit.scoring.catalogue import catalogue
+
+METRICS = catalogue().metrics
+TRANSCRIPT_KEYS = catalogue().transcript_keys
+family = catalogue().family
 
 NOTES_METRICS = family("notes").keys
 

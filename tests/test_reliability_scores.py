@@ -19,9 +19,11 @@ from speechkit.errors import FormatError, ManifestError, SpeechkitError
 from speechkit.io import read_rttm, read_seglst, read_stm, write_rttm, write_seglst, write_stm
 from speechkit.io.manifest import load_workspace
 from speechkit.metrics.bootstrap import MAX_RESAMPLES, Ratio, bootstrap
-from speechkit.scoring.catalogue import TRANSCRIPT_KEYS
+from speechkit.scoring.catalogue import catalogue
 from speechkit.scoring import ScoreOptions, score_files, score_workspace
 from speechkit.transcript import Transcript
+
+TRANSCRIPT_KEYS = catalogue().transcript_keys
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "workspaces" / "demo"

@@ -16,7 +16,7 @@ from speechkit.compare import Run, compare
 from speechkit.io import read_transcripts
 from speechkit.io.rttm import write_rttm
 from speechkit.io.stm import read_stm, write_stm
-from speechkit.scoring.catalogue import METRICS
+from speechkit.scoring.catalogue import catalogue
 from speechkit.metrics.diarization import BASELINES
 from speechkit.recipe import load_recipe
 from speechkit.io.run_folder import RunFolder
@@ -29,6 +29,8 @@ from speechkit.scoring import score_files
 from speechkit.transcript import Segment, Transcript
 
 from report_helpers import report_of
+
+METRICS = catalogue().metrics
 
 CHROMIUM = shutil.which("chromium")
 # Matplotlib's first two default bar colours (C0 blue, C1 orange), as RGB.

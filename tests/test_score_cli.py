@@ -10,11 +10,11 @@ import pytest
 
 from speechkit.cli import main
 from speechkit.io import write_ctm, write_seglst
-from speechkit.scoring.catalogue import family
-
-NOTES_METRICS, QUESTION_METRICS = family("notes").keys, family("questions").keys
 from speechkit.metrics.normalize import normalize
+from speechkit.scoring.catalogue import catalogue
 from speechkit.transcript import Segment, Transcript, Word
+
+NOTES_METRICS, QUESTION_METRICS = catalogue().family("notes").keys, catalogue().family("questions").keys
 
 MANIFEST = """\
 format: speechkit-workspace/1

@@ -20,12 +20,13 @@ examples:
 
 
 def _metrics(text: str) -> tuple[str, ...]:
-    from speechkit.scoring.catalogue import TABLE_ORDER
+    from speechkit.scoring.catalogue import catalogue
+    known = catalogue().table_order
     names = tuple(m.strip() for m in text.split(",") if m.strip())
-    unknown = [m for m in names if m not in TABLE_ORDER]
+    unknown = [m for m in names if m not in known]
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"unknown metric {', '.join(unknown) or '(none)'}; "
-                                         f"expected some of {', '.join(TABLE_ORDER)}")
+                                         f"expected some of {', '.join(known)}")
     return names
 
 
@@ -52,12 +53,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from speechkit.compare import CompareError, compare, load_run
-    from speechkit.scoring.catalogue import TABLE_ORDER
     from speechkit.report.comparison import comparison_markdown, write_comparison
+    from speechkit.scoring.catalogue import catalogue
 
     if len(args.runs) < 2:
         raise CompareError(args.runs[0], "give at least two runs to compare")
-    metrics = args.metrics or TABLE_ORDER
+    metrics = args.metrics or catalogue().table_order
     comparison = compare([load_run(path) for path in args.runs], metrics, args.resamples, args.seed,
                          args.min_meetings)
     print(comparison_markdown(comparison, args.per_meeting), end="")

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 EPILOG = """\
-RUN is a run folder (run.json and notes/, what `speechkit run` or `speechkit recipe` wrote), or
+RUN is a run folder (what `speechkit run` or `speechkit recipe` wrote: run.json, the notes), or
 the folder of `speechkit recipe --level all`, whose level folders l1, l2, l3 are each judged.
 One request per meeting asks the judge model for faithfulness, coherence, recall, precision and
 conciseness of the run's summary, 1-5, against the workspace's gold summary and roster (length

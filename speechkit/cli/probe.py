@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 EPILOG = """\
-RUN is a run folder (run.json, transcripts/, notes/, context/: what `speechkit run` or `speechkit
-recipe` wrote), or the folder of `speechkit recipe --level all`, whose level folders l1, l2, l3
+RUN is a run folder (what `speechkit run` or `speechkit recipe` wrote: run.json, the transcripts,
+the notes, the contexts), or the folder of `speechkit recipe --level all`, whose level folders l1, l2, l3
 are each probed (compare their finding rates). Per meeting, for at most --iterations iterations
 and --token-budget estimated tokens: UCB over cognitive demands picks --questions demands; a
 generator writes a question from the reference transcript, a self-verifier checks it (one

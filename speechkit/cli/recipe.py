@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from speechkit.report.comparison import write_comparison
 
     if args.show_options:
-        from speechkit.stages.reference import options_reference
+        from speechkit.cli.options_reference import options_reference
         print(options_reference(), end="")
         return 0
     settings = parse_settings(args.settings)

@@ -59,10 +59,11 @@ def print_summary(scores: dict) -> None:
     """Print the aggregate figures with their 95% CIs (n/a with the reason)."""
     from speechkit.io.markdown import estimate
     from speechkit.io.scores import Scores
-    from speechkit.scoring.catalogue import METRICS, TABLE_ORDER
+    from speechkit.scoring.catalogue import catalogue
 
-    for key in TABLE_ORDER:
-        print(f"  {METRICS[key].label:<22} {estimate(Scores(scores), METRICS[key])}")
+    cat = catalogue()
+    for key in cat.table_order:
+        print(f"  {cat.metrics[key].label:<22} {estimate(Scores(scores), cat.metrics[key])}")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ modes:
 
 metrics (docs/scores-schema.md): WER, number recall, technical-term recall, cross-meeting
 speaker-identity consistency, named-speaker accuracy, DER, JER, cpWER, tcpWER; and the meeting
-notes (notes/<meeting_id>.json beside a run's transcripts/ folder, else in RUN_DIR/notes) against the
+notes (the run folder's notes of each meeting, docs/architecture.md "The run folder") against the
 workspace's gold notes: assignee accuracy, action-item precision/recall/F1, decision recall,
 summary fact recall, entity precision and number recall; aggregates are micro over meetings with
 95% bootstrap CIs over meetings.

@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from speechkit.io.run_folder import TRANSCRIPT
 from typing import Any
 
 
@@ -28,7 +30,7 @@ def _count(low: int, high: int):
 OUTPUT_FORMATS = ("json", "rttm", "stm", "txt", "srt", "vtt")
 DEFAULT_FORMATS = ("json", "rttm", "stm")
 #: Where the outputs go without --out: this folder / the audio's NAME.
-DEFAULT_OUT = Path("transcripts")
+DEFAULT_OUT = Path(TRANSCRIPT.folder)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

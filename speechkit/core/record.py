@@ -16,25 +16,31 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from speechkit.cache import StageCache, digest, file_digest
 from speechkit.meeting_context import MeetingContext
 from speechkit.transcript import Transcript
-
-if TYPE_CHECKING:
-    from speechkit.core.stage import Stage
 
 TRANSCRIPT = "transcript"
 TURNS = "turns"
 VOICES = "voices"
 FLAGGED_SPANS = "flagged_spans"
 NOTES = "notes"
+
+
+class OutputsOf(Protocol):
+    """What a record needs of a stage (:class:`speechkit.core.stage.Stage`) to fold its outputs."""
+
+    name: str
+
+    def outputs(self, record: MeetingRecord, so_far: Mapping[str, Any]) -> dict[str, Any]:
+        ...
 
 
 @dataclass
@@ -61,7 +67,7 @@ class MeetingRecord:
     timings: dict[str, float] = field(default_factory=dict)
     keys: dict[str, str] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
-    stages: Sequence[Stage] = ()
+    stages: Sequence[OutputsOf] = ()
 
     def __post_init__(self) -> None:
         self.audio = Path(self.audio)

@@ -2,7 +2,7 @@
 
 meeteval (cpWER, tcpWER) reads SegLST and pyannote.metrics or md-eval read RTTM; each file holds every
 meeting as a session. A workspace gives its references, exactly those ``speechkit score`` scores
-against (:func:`speechkit.scoring.meeting_reference` and :func:`~speechkit.scoring.reference_turns`):
+against (:func:`speechkit.io.references.meeting_reference` and :func:`~speechkit.io.references.reference_turns`):
 SegLST the reference transcripts (speaker = person id), RTTM the reference speaker turns. A run gives
 its hypotheses: SegLST its transcripts (``<meeting>.json``), RTTM its speaker turns (``<meeting>.rttm``,
 the diarization DER scores), never turns made from transcript segments. The file is written
@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from speechkit.io.run_folder import RunFolder
 from speechkit.errors import FormatError
 from speechkit.io import WRITERS, read_transcripts
 from speechkit.io.atomic import check_output_file
@@ -38,7 +39,7 @@ class Export:
 def workspace_references(ws: Workspace, fmt: str) -> Export:
     """The references of the scored meetings of ``ws`` in format ``fmt`` (``seglst``: transcripts,
     ``rttm``: speaker turns); a meeting without one is left out, with the reason."""
-    from speechkit.scoring import meeting_reference, reference_turns  # scoring loads the metrics: only when used
+    from speechkit.io.references import meeting_reference, reference_turns
 
     out = Export([], {"the workspace manifest": ws.manifest_path}, {})
     for meeting in ws.scored_meetings:
@@ -61,12 +62,12 @@ def run_hypotheses(run: Path, fmt: str) -> Export:
     """The hypotheses of a run folder (its ``transcripts/``, else the folder itself, as
     ``speechkit score --run`` takes it) in format ``fmt``: every ``*.json`` SegLST transcript, or every
     ``*.rttm`` speaker-turn file, each session once."""
-    folder = run / "transcripts" if (run / "transcripts").is_dir() else run
+    folder = RunFolder.of_hypotheses(run).transcripts
     if not folder.is_dir():
         raise FormatError(run, "run folder not found")
     files = sorted(p for p in folder.glob(f"*{SUFFIXES[fmt]}") if p.name != _SCORES and p.is_file())
     if not files:
-        what = "<meeting>.json SegLST transcripts" if fmt == "seglst" else "<meeting>.rttm speaker turns"
+        what = "<meeting>.json SegLST transcript files" if fmt == "seglst" else "<meeting>.rttm speaker turns"
         raise FormatError(folder, f"no hypotheses to export: no {what} in the folder")
     out = Export([], {}, {})
     seen: dict[str, Path] = {}

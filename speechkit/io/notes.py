@@ -41,7 +41,7 @@ def _read(path: str | Path, kind: type[N], meeting: str | None) -> N:
 
 
 def read_notes(path: str | Path, meeting: str | None = None) -> Notes:
-    """Read a run's notes of one meeting (``RUN/notes/<meeting>.json``); ``meeting`` as for
+    """Read a run's notes of one meeting (:meth:`speechkit.io.run_folder.RunFolder.notes`); ``meeting`` as for
     :func:`read_gold_notes`. Gold-only fields (``facts``, ``closed_action_items``) are refused."""
     return _read(path, Notes, meeting)
 

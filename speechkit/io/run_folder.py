@@ -48,6 +48,11 @@ class MeetingFile:
     folder: str
     suffix: str
 
+    @property
+    def pattern(self) -> str:
+        """The file's place as messages name it: ``notes/<id>.json``."""
+        return f"{self.folder}/<id>{self.suffix}"
+
     def path(self, root: str | Path, meeting: str) -> Path:
         """The file of ``meeting`` under the run folder ``root`` (refused for an unsafe id)."""
         return child_path(Path(root) / self.folder, meeting, self.suffix)

@@ -10,17 +10,17 @@ from speechkit.metrics.catalog import Metric
 from speechkit.report.html import html_page
 from speechkit.report.plots import bars_with_ci
 from speechkit.report.sections import lower_is_better
-from speechkit.scoring.catalogue import METRICS, PLUGIN_FAMILIES, TRANSCRIPT_KEYS, table_keys
+from speechkit.scoring.catalogue import catalogue, metric
 
 
 def format_delta(delta: Delta) -> str:
     """``+0.012 [-0.004, +0.031]``, with ``*`` when the CI excludes 0 (better or worse said)."""
-    e, metric = delta.estimate, METRICS[delta.metric]
+    e, shown = delta.estimate, metric(delta.metric)
     if e.value is None:
         return "n/a"
-    text = metric.format(e.value, signed=True)
+    text = shown.format(e.value, signed=True)
     if e.ci_low is not None:
-        text += f" [{metric.format(e.ci_low, signed=True)}, {metric.format(e.ci_high, signed=True)}]"
+        text += f" [{shown.format(e.ci_low, signed=True)}, {shown.format(e.ci_high, signed=True)}]"
     if delta.significant:
         text += " * (better)" if delta.better else " * (worse)"
     return text
@@ -45,8 +45,8 @@ def comparison_markdown(comparison: Comparison, per_meeting: tuple[str, ...] = (
     """A comparison as markdown: why no significance is claimed (too few meetings), if so; aggregates
     with CIs, paired deltas (each plug-in family's metrics, the notes' and the questions', in a
     section of its own, one line where no run has them), per-meeting values of the ``per_meeting`` metrics."""
-    runs, base = comparison.runs, comparison.runs[0]
-    shown = [METRICS[k] for k in comparison.metrics if k in TRANSCRIPT_KEYS]
+    runs, base, cat = comparison.runs, comparison.runs[0], catalogue()
+    shown = [cat.metrics[k] for k in comparison.metrics if k in cat.transcript_keys]
     lines = [f"Few meetings: {reason}." for reason in comparison.significance_withheld]
     lines += [""] if lines else []
     if shown:
@@ -55,9 +55,9 @@ def comparison_markdown(comparison: Comparison, per_meeting: tuple[str, ...] = (
                   f"Each run minus {base.name}, both scored on the same {comparison.resamples} resamples of the "
                   f"meetings (seed {comparison.seed}); `*`: the CI excludes 0. Lower is better for "
                   f"{lower_is_better()}; higher for the others.", "", *_delta_rows(comparison, shown)]
-    for family in PLUGIN_FAMILIES:
-        keys = table_keys(family)
-        group = [METRICS[k] for k in comparison.metrics if k in keys]
+    for family in cat.plugin_families:
+        keys = cat.table_keys(family)
+        group = [cat.metrics[k] for k in comparison.metrics if k in keys]
         if not group:
             continue
         lines += ["", f"## {family.title or family.name}", ""]
@@ -68,16 +68,16 @@ def comparison_markdown(comparison: Comparison, per_meeting: tuple[str, ...] = (
         else:
             reasons = dict.fromkeys(r.scores.not_applicable(m.key) or "no meetings" for r in runs for m in group)
             lines.append(f"Not applicable in any run: {'; '.join(reasons)}.")
-    for metric in (METRICS[k] for k in per_meeting):
-        lines += ["", f"## {metric.label} per meeting", "",
+    for shown in (cat.metrics[k] for k in per_meeting):
+        lines += ["", f"## {shown.label} per meeting", "",
                   "| meeting | " + " | ".join(r.name for r in runs) + " | "
                   + " | ".join(f"{r.name} - {base.name}" for r in runs[1:]) + " |",
                   "|---" * (2 * len(runs)) + "|"]
         for mid in base.scores.meetings:
-            values = [r.scores.meetings[mid].value(metric.key) for r in runs]
-            deltas = [metric.format(None if v is None or values[0] is None else v - values[0], signed=True)
+            values = [r.scores.meetings[mid].value(shown.key) for r in runs]
+            deltas = [shown.format(None if v is None or values[0] is None else v - values[0], signed=True)
                       for v in values[1:]]
-            lines.append(f"| {mid} | " + " | ".join(metric.format(v) for v in values) + " | " + " | ".join(deltas) + " |")
+            lines.append(f"| {mid} | " + " | ".join(shown.format(v) for v in values) + " | " + " | ".join(deltas) + " |")
     return "\n".join(lines) + "\n"
 
 

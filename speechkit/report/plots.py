@@ -7,7 +7,7 @@ from typing import Any
 
 from speechkit.io.scores import Scores
 from speechkit.metrics.catalog import FRACTION
-from speechkit.scoring.catalogue import DIRECTIONS, METRICS, TABLE_ORDER, by_direction
+from speechkit.scoring.catalogue import DIRECTIONS, catalogue
 
 
 def _png(fig: Any) -> bytes:
@@ -27,9 +27,10 @@ def bars_with_ci(series: Mapping[str, Scores], title: str) -> bytes | None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    shown = [m for m in TABLE_ORDER if METRICS[m].unit == FRACTION
+    cat = catalogue()
+    shown = [m for m in cat.table_order if cat.metrics[m].unit == FRACTION
              and any(s.value(m) is not None for s in series.values())]
-    groups = by_direction(shown)
+    groups = cat.by_direction(shown)
     if not groups:
         return None
     widths = [max(2, len(keys)) for keys in groups.values()]
@@ -44,7 +45,7 @@ def bars_with_ci(series: Mapping[str, Scores], title: str) -> bytes | None:
             low = [v - (e.get("ci_low") if e.get("ci_low") is not None else v) for v, e in zip(values, entries)]
             high = [(e.get("ci_high") if e.get("ci_high") is not None else v) - v for v, e in zip(values, entries)]
             ax.bar(x + i * width, values, width, yerr=[low, high], capsize=3, label=name)
-        ax.set_xticks(x + width * (len(series) - 1) / 2, [METRICS[m].label for m in metrics], rotation=20, ha="right")
+        ax.set_xticks(x + width * (len(series) - 1) / 2, [cat.metrics[m].label for m in metrics], rotation=20, ha="right")
         ax.set_ylim(0, max(1.0, ax.get_ylim()[1]))
         ax.set_title(f"{title}: {DIRECTIONS[direction]}")
         ax.legend(fontsize=8)

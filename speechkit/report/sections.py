@@ -20,7 +20,7 @@ from speechkit.io.scores import Scores
 from speechkit.llm.run import failure_notice
 from speechkit.metrics.diarization import BASELINES
 from speechkit.metrics.speakers import wrong_names
-from speechkit.scoring.catalogue import DIRECTIONS, METRICS, TABLE_ORDER, TRANSCRIPT_KEYS, by_direction
+from speechkit.scoring.catalogue import DIRECTIONS, catalogue, metric
 
 #: The context levels, one sentence each (README.md says the same).
 LEVELS = {
@@ -34,7 +34,8 @@ LEVELS = {
 
 def lower_is_better() -> str:
     """The labels of the metrics where lower is better, as prose (``WER, cpWER, tcpWER, DER and JER``)."""
-    labels = [METRICS[k].label for k in TABLE_ORDER if METRICS[k].better == "lower"]
+    cat = catalogue()
+    labels = [cat.metrics[k].label for k in cat.table_order if cat.metrics[k].better == "lower"]
     return " and ".join(filter(None, [", ".join(labels[:-1]), labels[-1]]))
 
 
@@ -59,16 +60,16 @@ def _aggregate(view: RunView) -> list[str]:
     """The aggregate metrics, one table per direction; DER and JER beside their trivial baselines."""
     scores = view.scores
     lines = ["## Aggregate (95% bootstrap CI over meetings)", ""]
-    baselines = scores.baselines
-    for direction, keys in by_direction(TABLE_ORDER).items():
+    baselines, cat = scores.baselines, catalogue()
+    for direction, keys in cat.by_direction(cat.table_order).items():
         with_baselines = bool(baselines) and any(k in ("der", "jer") for k in keys)
         lines += [f"### {DIRECTIONS[direction].capitalize()}", "",
                   "| metric | value [95% CI] |" + (" trivial baselines [95% CI] |" if with_baselines else ""),
                   "|---|---|" + ("---|" if with_baselines else "")]
         for key in keys:
-            row = f"| {METRICS[key].label} | {estimate(scores, METRICS[key])} |"
+            row = f"| {metric(key).label} | {estimate(scores, metric(key))} |"
             if with_baselines:
-                row += " " + "; ".join(f"{label} {METRICS[key].format_estimate(baselines[b].get(key))}"
+                row += " " + "; ".join(f"{label} {metric(key).format_estimate(baselines[b].get(key))}"
                                        for b, label in BASELINES.items() if key in ("der", "jer") and b in baselines) + " |"
             lines.append(row)
         lines.append("")
@@ -78,7 +79,7 @@ def _aggregate(view: RunView) -> list[str]:
 
 
 def _per_meeting(view: RunView) -> list[str]:
-    shown = [METRICS[k] for k in TRANSCRIPT_KEYS]
+    shown = [metric(k) for k in catalogue().transcript_keys]
     lines = ["## Per meeting", "", f"Lower is better for {lower_is_better()}; higher for the others.", "",
              *per_meeting_table(view.scores, shown), "", *not_applicable_lines(view.scores, shown)]
     if "wer" in view.plots:
@@ -86,19 +87,19 @@ def _per_meeting(view: RunView) -> list[str]:
     return lines + [""]
 
 
-def _component_rows(scores: Scores, metric: str, detail: str, parts: tuple[str, ...], total: str,
+def _component_rows(scores: Scores, key: str, detail: str, parts: tuple[str, ...], total: str,
                     unit: str = "") -> list[str]:
     """Table rows: per meeting where ``details[detail]`` was computed, its ``total``, the metric and each
     of its ``parts`` as a share of the total; then the sums of scores.json ``components``."""
-    shown = METRICS[metric]
+    shown = metric(key)
 
     def row(name: str, d: Mapping[str, Any], value: float | None) -> str:
         size = f"{d[total]:.1f}" if unit == "s" else f"{d[total]}"
         return f"| {name} | {size} | {shown.format(value)} | " + " | ".join(share(d[k], d[total], unit) for k in parts) + " |"
 
-    rows = [row(mid, m.detail(detail), m.value(metric)) for mid, m in scores.meetings.items() if detail in m.details]
-    summed = scores.components.get(metric)
-    return rows + ([row("all", summed, scores.value(metric))] if rows and summed else [])
+    rows = [row(mid, m.detail(detail), m.value(key)) for mid, m in scores.meetings.items() if detail in m.details]
+    summed = scores.components.get(key)
+    return rows + ([row("all", summed, scores.value(key))] if rows and summed else [])
 
 
 def _word_errors(view: RunView) -> list[str]:
@@ -115,7 +116,7 @@ def _word_errors(view: RunView) -> list[str]:
 
 def _der_of(details: Mapping[str, Any] | None) -> float | None:
     """A meeting's DER from its components (None without reference speech)."""
-    ratio = METRICS["der"].from_details({"diarization": details}) if details else None
+    ratio = metric("der").from_details({"diarization": details}) if details else None
     return ratio.value if ratio else None
 
 
@@ -130,7 +131,7 @@ def _diarization_errors(view: RunView) -> list[str]:
     scored: dict[str, list[str]] = {}
     for mid, d in rows.items():
         scored.setdefault(d.get("hypothesis", "speaker turns"), []).append(mid)
-    der, jer = METRICS["der"], METRICS["jer"]
+    der, jer = metric("der"), metric("jer")
     lines += ["Each a share of the reference speech scored (seconds in brackets); the three add up to DER. Collar "
               f"{scores.settings.get('der_collar_s', 0.25):g} s on each side of every reference boundary, "
               "overlapped speech scored. The system's side: "
@@ -159,8 +160,8 @@ def _diarization_errors(view: RunView) -> list[str]:
                          [meetings[mid].value("jer"), *((base.get(b) or {}).get("jer") for b in BASELINES)]))
     aggregate = scores.baselines
     if aggregate:
-        def value(baseline: str, metric: str) -> float | None:
-            return ((aggregate.get(baseline) or {}).get(metric) or {}).get("value")
+        def value(baseline: str, key: str) -> float | None:
+            return ((aggregate.get(baseline) or {}).get(key) or {}).get("value")
         lines.append(row("all", [scores.value("der"), *(value(b, "der") for b in BASELINES)],
                          [scores.value("jer"), *(value(b, "jer") for b in BASELINES)]))
     return lines + [""]
@@ -180,7 +181,7 @@ def _per_speaker(view: RunView) -> list[str]:
             right = {True: "✓", False: "✗"}.get(n.get("name_right"), "")
             speech = e.get("speech_s", n.get("speech_s"))
             rows.append(f"| {mid} | {cell(person)} | {cell(n.get('name'), '(unrouted)') if n else ''} | {right} | "
-                        f"{e.get('words', '')} | {METRICS['wer'].format(e.get('wer')) if e else ''} | "
+                        f"{e.get('words', '')} | {metric('wer').format(e.get('wer')) if e else ''} | "
                         f"{'' if speech is None else f'{speech:.1f}'} |")
     if not rows:
         return lines + [f"Not applicable: {cell(scores.not_applicable('cpwer'), 'no meetings')}.", ""]

@@ -17,13 +17,11 @@ from speechkit.io.manifest import load_workspace
 from speechkit.io.run_folder import RunFolder
 from speechkit.metrics.options import ScoreOptions
 from speechkit.scoring.compute import SCHEMA, score_meetings
-from speechkit.scoring.inputs import (meeting_reference, pair_inputs, reference_turns, workspace_files,
-                                      workspace_inputs)
+from speechkit.scoring.inputs import pair_inputs, workspace_files, workspace_inputs
 from speechkit.scoring.render import format_table
 from speechkit.workspace import Workspace
 
-__all__ = ["SCHEMA", "ScoreOptions", "format_table", "meeting_reference", "reference_turns", "score_files",
-           "score_meetings", "score_workspace"]
+__all__ = ["SCHEMA", "ScoreOptions", "format_table", "score_files", "score_meetings", "score_workspace"]
 
 
 def _written(scores: dict[str, Any], out: str | Path | None) -> dict[str, Any]:
@@ -40,7 +38,7 @@ def score_workspace(workspace: Workspace | str | Path, run: RunFolder | str | Pa
     ``workspace`` is a loaded workspace or its folder / manifest; ``run`` a run folder, or a folder
     of hypotheses laid out as one with the transcripts at its top
     (:meth:`~speechkit.io.run_folder.RunFolder.of_hypotheses`: ``<id>.json``, ``<id>.rttm``, notes
-    in ``notes/<id>.json``, answers in ``qa.json``).
+    and answers where a run folder has them).
     """
     ws = workspace if isinstance(workspace, Workspace) else load_workspace(workspace)
     folder = run if isinstance(run, RunFolder) else RunFolder.of_hypotheses(run)

@@ -9,7 +9,7 @@ is 0, is not applicable: its value is null and the reason is recorded, never a z
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
@@ -18,7 +18,7 @@ from speechkit.metrics.bootstrap import Estimate, bootstrap, micro
 from speechkit.metrics.family import MeetingInputs, MeetingScore, ScoringRun
 from speechkit.metrics.options import ScoreOptions
 from speechkit.metrics.transcripts import missing_inputs
-from speechkit.scoring.catalogue import MEETING_FAMILIES, METRICS, STEP_FAMILIES
+from speechkit.scoring.catalogue import catalogue
 from speechkit.workspace import Person, TermSet
 
 if TYPE_CHECKING:
@@ -38,30 +38,31 @@ def score_meetings(pairs: Sequence[MeetingInputs], people: Mapping[str, Person],
     ``folder``, the run's workspace and run folder, which the families of plug-ins read (None: a
     pair of files, whose notes and questions metrics are not applicable).
     """
+    cat = catalogue()
     meetings = [MeetingScore(p, missing_inputs(p, terms))
                 for p in tqdm(pairs, desc="scoring", unit="meeting", disable=None)]
     run = ScoringRun(meetings, options, people, terms, workspace, folder)
     settings = options.settings()
     components: dict[str, Any] = {}
     baselines: dict[str, Any] = {}
-    for family in MEETING_FAMILIES:
+    for family in cat.meeting_families:
         entry = family.score(run)
         if entry is not None:
             settings[family.name] = entry
         components.update(family.components(run))
         baselines.update(family.baselines(run))
     scores = {"schema": SCHEMA, "source": source or {}, "settings": settings,
-              **_aggregate(meetings, options), "components": components, "baselines": baselines,
-              "meetings": {m.id: _entry(m) for m in meetings}}
-    for family in STEP_FAMILIES:
+              **_aggregate(meetings, cat.metrics, options), "components": components, "baselines": baselines,
+              "meetings": {m.id: _entry(m, cat.metrics) for m in meetings}}
+    for family in cat.step_families:
         family.fold(scores, run)
     return scores
 
 
-def _aggregate(meetings: Sequence[MeetingScore], options: ScoreOptions) -> dict[str, Any]:
-    """scores.json ``aggregate``, ``totals`` and ``not_applicable`` of every metric."""
+def _aggregate(meetings: Sequence[MeetingScore], metrics: Iterable[str], options: ScoreOptions) -> dict[str, Any]:
+    """scores.json ``aggregate``, ``totals`` and ``not_applicable`` of each of ``metrics``."""
     aggregate, totals, not_applicable = {}, {}, {}
-    for metric in METRICS:
+    for metric in metrics:
         ratios = [m.ratios[metric] for m in meetings if metric in m.ratios]
         total = micro(ratios)
         totals[metric] = {"numerator": total.num, "denominator": total.den, "meetings": len(ratios)}
@@ -72,10 +73,10 @@ def _aggregate(meetings: Sequence[MeetingScore], options: ScoreOptions) -> dict[
     return {"aggregate": aggregate, "totals": totals, "not_applicable": not_applicable}
 
 
-def _entry(m: MeetingScore) -> dict[str, Any]:
+def _entry(m: MeetingScore, metrics: Iterable[str]) -> dict[str, Any]:
     """A meeting's scores.json entry: each metric's value, then the details with the n/a reasons."""
     entry: dict[str, Any] = {metric: Estimate(m.ratios[metric].value if metric in m.ratios else None).as_dict()
-                             for metric in METRICS}
+                             for metric in metrics}
     entry["details"] = {**m.details, "not_applicable": dict(m.reasons)}
     if m.inputs.remarks:
         entry["details"]["notes"] = list(m.inputs.remarks)

@@ -9,82 +9,19 @@ remark.
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import replace
 from pathlib import Path
 
-from speechkit.errors import FormatError, brief
+from speechkit.errors import FormatError
 from speechkit.io import format_of, read_transcripts
 from speechkit.io.names import child_path, id_problem
+from speechkit.io.references import CAPABILITIES, empty, meeting_reference, pick, reference_turns, sessions
 from speechkit.io.run_folder import TURNS_RTTM, RunFolder
 from speechkit.metrics.family import MeetingInputs
 from speechkit.metrics.options import ScoreOptions
-from speechkit.transcript import Transcript
-from speechkit.workspace import Meeting, Person, Workspace
-
-log = logging.getLogger(__name__)
+from speechkit.workspace import Person, Workspace
 
 HYPOTHESIS_SUFFIXES = (".json", ".seglst.json")
-# What each format carries: words, speakers, speaker names.
-CAPABILITIES = {"seglst": (True, True, True), "stm": (True, True, False),
-                "rttm": (False, True, False), "ctm": (True, False, False)}
-
-
-def _empty(session: str, fmt: str) -> Transcript:
-    has_words, has_speakers, _ = CAPABILITIES[fmt]
-    return Transcript(session, [], has_words=has_words, has_speakers=has_speakers)
-
-
-def _sessions(transcripts: dict[str, Transcript]) -> str:
-    return brief(", ".join(sorted(transcripts)), 200).strip("'\"") or "none"
-
-
-def pick(path: Path, session: str, strict: bool = False, remarks: list[str] | None = None) -> Transcript:
-    """The transcript of ``session`` in ``path``, carrying ``session`` as its id.
-
-    Unless ``strict``, a file holding one session (or none) fits any id: it is the file of that
-    meeting, whatever its ``session_id`` (``speechkit transcribe`` names it after the audio file).
-    Segments of other sessions are left out, and ``remarks`` (when given) says so.
-    """
-    fmt = format_of(path)
-    transcripts = read_transcripts(path, fmt)
-    if session in transcripts:
-        others = {sid: t for sid, t in transcripts.items() if sid != session}
-        if others and not strict:  # strict: the caller picked the session (--session)
-            remark = (f"{path}: scored session {session!r}; left out {sum(len(t.segments) for t in others.values())} "
-                      f"segment(s) of other session(s): {_sessions(others)}")
-            log.warning(remark)
-            if remarks is not None:
-                remarks.append(remark)
-        chosen = transcripts[session]
-    elif not strict and len(transcripts) == 1:
-        chosen = next(iter(transcripts.values()))
-    elif not strict and not transcripts:
-        return _empty(session, fmt)
-    else:
-        raise FormatError(path, f"no session {session!r} in the file (sessions found: {_sessions(transcripts)})")
-    return chosen if chosen.session_id == session else replace(chosen, session_id=session)
-
-
-def _has_word_times(transcript: Transcript) -> bool:
-    words = [w for s in transcript.segments for w in s.words]
-    return bool(words) and all(w.start is not None and w.end is not None for w in words)
-
-
-def meeting_reference(meeting: Meeting, remarks: list[str] | None = None) -> Transcript | None:
-    """The reference transcript of a workspace meeting (speakers are person ids), None without one;
-    ``remarks`` (when given) says what of the file was left out."""
-    return pick(meeting.reference, meeting.id, remarks=remarks) if meeting.reference else None
-
-
-def reference_turns(meeting: Meeting, reference: Transcript | None, remarks: list[str] | None = None,
-                    ) -> Transcript | None:
-    """The reference speaker turns DER/JER score for ``meeting`` (``reference`` is its
-    :func:`meeting_reference`): the reference's segments when its words carry times, else the
-    meeting's RTTM when given, else the reference's segments (None: no turns)."""
-    if meeting.rttm is not None and (reference is None or not _has_word_times(reference)):
-        return pick(meeting.rttm, meeting.id, remarks=remarks)
-    return reference
 
 
 def hypothesis_path(run: RunFolder, meeting_id: str) -> Path:
@@ -161,24 +98,24 @@ def pair_inputs(reference: Path, hypothesis: Path, session: str | None, options:
     if not single:
         extra = {sid: t for sid, t in hyps.items() if sid not in ids}
         if extra and session is None:
-            raise FormatError(hypothesis, f"sessions not in the reference {reference}: {_sessions(extra)} "
-                                          f"(reference sessions: {_sessions(refs)})")
+            raise FormatError(hypothesis, f"sessions not in the reference {reference}: {sessions(extra)} "
+                                          f"(reference sessions: {sessions(refs)})")
     remarks: list[str] = []
     if session is not None and not single and len(hyps) > 1:
         others = {sid: t for sid, t in hyps.items() if sid != session}
         remarks.append(f"{hypothesis}: scored session {session!r} (--session); left out "
-                       f"{sum(len(t.segments) for t in others.values())} segment(s) of: {_sessions(others)}")
+                       f"{sum(len(t.segments) for t in others.values())} segment(s) of: {sessions(others)}")
     # a file naming nobody gives only per-meeting labels: named accuracy and consistency would be a foregone 0
     named = CAPABILITIES[hyp_fmt][2] and any(seg.speaker_name for t in hyps.values() for seg in t.segments)
     pairs = []
     for sid in ids:
         if single:
-            hyp = next(iter(hyps.values())) if hyps else _empty(sid, hyp_fmt)
+            hyp = next(iter(hyps.values())) if hyps else empty(sid, hyp_fmt)
         elif sid in hyps:
             hyp = hyps[sid]
         else:
             raise FormatError(hypothesis, f"no hypothesis for session {sid!r} of the reference {reference} "
-                                          f"(hypothesis sessions: {_sessions(hyps)})")
+                                          f"(hypothesis sessions: {sessions(hyps)})")
         ref = refs[sid]
         hyp = hyp if hyp.session_id == sid else replace(hyp, session_id=sid)
         pairs.append(MeetingInputs(sid, hyp, ref, ref, None, hypothesis_has_names=named,

@@ -48,6 +48,7 @@ from speechkit.io.notes import read_gold_notes, run_notes
 from speechkit.io.run_folder import RunFolder
 from speechkit.io.run_view import RunView
 from speechkit.llm import session
+from speechkit.stages.summarize.metrics import NO_RUN_NOTES
 from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, NoAnswer, RequestFailed
 from speechkit.llm.session import EndpointUsage
 from speechkit.metrics.bootstrap import RESAMPLES, SEED, Ratio, bootstrap
@@ -171,7 +172,7 @@ class MeetingToJudge:
         if not self.gold.summary:
             return "the gold notes of this meeting have no summary"
         if self.notes is None:
-            return "the run has no notes for this meeting (notes/<id>.json, written by the summarize stage)"
+            return NO_RUN_NOTES
         if not self.notes.summary:
             return "the run's notes of this meeting have no summary"
         return None

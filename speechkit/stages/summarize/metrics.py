@@ -1,4 +1,5 @@
-"""The notes metrics: a run's meeting notes (``notes/<id>.json``) against the workspace's gold notes.
+"""The notes metrics: a run's meeting notes (:meth:`~speechkit.io.run_folder.RunFolder.notes`) against the
+workspace's gold notes.
 
 Each meeting's notes are scored by :func:`speechkit.metrics.notes.score_notes` (what each metric
 means is said there); a meeting without the run's notes or gold notes has every notes metric
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from speechkit.io.notes import read_gold_notes, run_notes
+from speechkit.io.run_folder import NOTES as NOTES_FILE
 from speechkit.metrics.bootstrap import Ratio
 from speechkit.metrics.catalog import FRACTION, Details, Metric, ratio_fields
 from speechkit.metrics.family import MeetingFamily, ScoringRun
@@ -23,7 +25,7 @@ _NEEDS = ("gold notes", "run notes", "usable run notes")
 _DETAIL = "meeting_notes"
 _NO_MATCH = "no action item of the notes matched a gold one with an assignee"
 NO_GOLD = "no gold notes for this meeting (a workspace's meetings/<id>/notes.json)"
-NO_RUN_NOTES = "the run has no notes for this meeting (notes/<id>.json, written by the summarize stage)"
+NO_RUN_NOTES = f"the run has no notes for this meeting ({NOTES_FILE.pattern}, written by the summarize stage)"
 FAILED = "the run's notes of this meeting came from no usable answer"
 
 

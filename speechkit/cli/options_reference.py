@@ -1,5 +1,5 @@
-"""The option reference: every stage backend's options with type, default, bounds and doc,
-generated from the option dataclasses (what ``speechkit recipe --show-options`` prints)."""
+"""The option reference: every stage backend's and post-run step's options with type, default,
+bounds and doc, generated from the option dataclasses (what ``speechkit recipe --show-options`` prints)."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,8 +7,10 @@ import inspect
 import typing
 from collections.abc import Iterator
 
-from speechkit.stages import STAGES, backend_class, stage_module
 from speechkit.core.options import StageOptions
+from speechkit.core.stage import registered_class
+from speechkit.stages import STAGES, backend_class, stage_module
+from speechkit.steps import STEPS, step_module
 
 
 def option_lines(options: type[StageOptions], prefix: str) -> Iterator[str]:
@@ -44,6 +46,13 @@ def options_reference() -> str:
         out.append(f"stages.diarize.embedder_options  embedder: {embedder} (the embedding backend's embedder)")
         out += option_lines(embedder_class(embedder).Options, "diarize.embedder_options")
         out.append("")
+    for step in STEPS:
+        module = step_module(step)
+        for backend in module.BACKENDS:
+            default = " (default backend)" if backend == module.DEFAULT_BACKEND else ""
+            out.append(f"steps.{step}  backend: {backend}{default} (a post-run step: the recipe's steps.{step} mapping)")
+            out += option_lines(registered_class(module.BACKENDS, backend, f"steps.{step}.backend").Options, step)
+            out.append("")
     out.append("context (the recipe's context block, --set context.OPTION=VALUE)")
     out += option_lines(ContextBudget, "context")
     return "\n".join(out) + "\n"
