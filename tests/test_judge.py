@@ -302,3 +302,33 @@ def test_the_local_smollm2_judge_scores_one_demo_meeting(tmp_path, capsys, monke
     assert scores is not None and set(scores) == set(DIMENSIONS) and all(1 <= v <= 5 for v in scores.values())
     assert judged["not_judged"]["meetings"] == 5  # the other meetings have no notes in this run
     assert judged["check"]["passed"] in (True, False) and set(judged["check"]["unrelated"]) == set(DIMENSIONS)
+
+
+def test_a_report_rebuilt_after_judge_is_the_report_of_a_run_with_judge_in_its_recipe(endpoint, tmp_path,
+                                                                                    make_real_workspace):
+    """The judge as a recipe's post-run step, and the judge run later on the finished run
+    (`speechkit judge`), give the same judged.json and the same report.md, bytes for bytes."""
+    from speechkit.recipe import load_recipe
+    from speechkit.runner import run_workspace
+
+    ws = make_real_workspace(tmp_path / "ws")
+    for mid, summary in (("m1", "Diane Doe talked about the move to New Jersey."),
+                         ("m2", "Sheila Doe asked about Chicago.")):
+        write_json(ws / "meetings" / mid / "notes.json", {"format": "speechkit-notes/1", "summary": summary})
+    shipped = (Path(load_recipe("whisper").path)).read_text()
+    judged, plain = tmp_path / "judged", tmp_path / "plain"
+    for folder, steps in ((judged, f"  judge: {{base_url: '{endpoint.url}', model: stand-in, max_retries: 0}}\n"),
+                          (plain, "")):
+        folder.mkdir()
+        (folder / "whisper.yaml").write_text(shipped.replace("\nsteps:\n", "\nsteps:\n" + steps, 1))
+        run_workspace(load_recipe(folder / "whisper.yaml", level=1), load_workspace(ws), folder / "run",
+                      cache_dir=tmp_path / "cache", progress=False)
+    assert "## LLM-judged notes scores" not in (plain / "run" / "report.md").read_text()
+    assert main(["judge", str(plain / "run"), "--base-url", endpoint.url, "--model", "stand-in",
+                 "--max-retries", "0"]) == 0
+    fresh = json.loads((judged / "run" / "judged.json").read_text())
+    assert fresh["aggregate"]["faithfulness"]["meetings"] == 2 and fresh["judge_model"] == REPORTED
+    assert (plain / "run" / "judged.json").read_bytes() == (judged / "run" / "judged.json").read_bytes()
+    report = (judged / "run" / "report.md").read_text()
+    assert f"## LLM-judged notes scores (judge: `{REPORTED}`)" in report
+    assert (plain / "run" / "report.md").read_text() == report
