@@ -31,10 +31,11 @@ ONEDNN_ISA = $(if $(filter GENERIC,$(ISA)),SSE41,$(ISA))
 ISA_TESTS := tests/test_loops.py tests/test_asr_whisper.py tests/test_l2_context.py tests/test_transcribe_cli.py \
 	tests/test_single_speaker.py tests/test_runner.py tests/test_reproducible.py
 
-.PHONY: setup system-packages env test test-isa test-fast test-ray test-llm bench eval-real recipe clean help
+.PHONY: setup system-packages env lint test test-isa test-fast test-ray test-llm bench eval-real recipe clean help
 
 help:
 	@echo "make setup      install system packages and the Python environment (.venv)"
+	@echo "make lint       check the code with ruff (pyproject.toml's [tool.ruff])"
 	@echo "make test       run the test suite (all but the Ray tests)"
 	@echo "make test-isa   the decoding tests on another instruction set [ISA=AVX2|GENERIC]"
 	@echo "make test-ray   run the Ray executor tests (start a local Ray cluster)"
@@ -74,6 +75,9 @@ env:
 	@$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	@$(BIN)/speechkit models fetch resemblyzer
 	@$(BIN)/speechkit --version
+
+lint:
+	$(BIN)/ruff check .
 
 test:
 	$(BIN)/python -m pytest -q

@@ -58,9 +58,9 @@ from typing import Any
 
 import numpy as np
 
+from speechkit.core.audio import SAMPLE_RATE
 from speechkit.errors import SpeechkitError
 from speechkit.io.atomic import write_json, write_text
-from speechkit.core.audio import SAMPLE_RATE
 
 CONFIGS = ("bare_sequential", "bare_batched", "asr_stage", "l1_cascade", "l2_cascade", "l3_cascade")
 REPO = Path(__file__).resolve().parents[1]
@@ -364,8 +364,9 @@ class Worker:
         threads = str(spec["threads"])
         env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "PYTHONWARNINGS": "ignore"}
         with open(log, "w", encoding="utf-8") as errors:
-            self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(spec)], env=env,
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True)
+            self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(spec)],
+                                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
+                                         text=True)
         self.ready = self._read()
 
     def run(self) -> dict:
@@ -525,7 +526,8 @@ def run_bench(options: BenchOptions) -> dict[str, Any]:
     configuration: median ``wall_s``, ``rtf``, every repeat's wall time, ``load_s``,
     ``peak_rss_mb``, ``rss_after_load_mb``, per-stage seconds and RTF, ``wer``), ``ratios``
     (``<config>_vs_bare_sequential`` and ``<config>_vs_bare_batched`` wall-time ratios, lower is
-    faster, ``peak_rss_<config>_vs_bare_batched`` and ``peak_rss_longest_vs_1x``), ``length_sweep`` (``audio_s``, ``wall_s``, ``rtf``,
+    faster, ``peak_rss_<config>_vs_bare_batched`` and ``peak_rss_longest_vs_1x``),
+    ``length_sweep`` (``audio_s``, ``wall_s``, ``rtf``,
     ``peak_rss_mb`` per length, L3 cascade) and ``targets`` (the issue's targets, met or not).
     """
     import soundfile as sf
@@ -576,8 +578,8 @@ def run_bench(options: BenchOptions) -> dict[str, Any]:
     for config in options.configs:
         configs[config] = _summary(raw[(config, 1)], seconds[1])
         configs[config]["wer"] = _wer(references, raw[(config, 1)]["hypotheses"])
-    per_clip = _per_clip(references, raw[("bare_sequential", 1)]["hypotheses"],
-                         raw[("asr_stage", 1)]["hypotheses"]) if {"bare_sequential", "asr_stage"} <= set(options.configs) else []
+    per_clip = (_per_clip(references, raw[("bare_sequential", 1)]["hypotheses"], raw[("asr_stage", 1)]["hypotheses"])
+                if {"bare_sequential", "asr_stage"} <= set(options.configs) else [])
     lengths = [{"multiple": n, "audio_s": round(seconds[n], 2), "config": sweep,
                 **{k: v for k, v in _summary(raw[(sweep, n)], seconds[n]).items()
                    if k in ("wall_s", "rtf", "peak_rss_mb", "rss_after_load_mb")}} for n in options.lengths]
@@ -718,11 +720,12 @@ def _asr_cost_lines(report: dict[str, Any]) -> list[str]:
     batched = report["configs"].get("bare_batched", {}).get("wall_s")
     lines = ["", "ASR step per configuration (on the audio; decodings on the audio / on the reference clips):", "",
              "| configuration | ASR (s) | RTF | vs bare batched | windows | verify decodes (kept / dropped) "
-             "| loop re-decodes | skipped speech decoded again (words found) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| loop re-decodes | skipped speech decoded again (words found) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, c in rows.items():
         asr, counts, refs = c["stages"]["asr"], c.get("asr") or {}, c.get("asr_references") or {}
 
-        def both(key: str) -> str:
+        def both(key: str, counts: dict[str, Any] = counts, refs: dict[str, Any] = refs) -> str:
             return f"{counts.get(key, 0)} / {refs.get(key, 0)}"
         ratio = f"{asr['s'] / batched:.2f}x" if batched else ""
         redecodes = {k: counts.get(k, 0) + refs.get(k, 0) for k in ("redecoded_unbiased", "redecoded_fallback")}
@@ -760,7 +763,8 @@ def _lengths(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated whole multiples such as 1,4,16, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated whole multiples such as 1,4,16, got {text!r}") from None
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError(f"expected positive multiples such as 1,4,16, got {text!r}")
     return values

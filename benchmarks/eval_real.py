@@ -136,7 +136,8 @@ def load_recordings(data: Path, demo: bool = True) -> list[Recording]:
         recs.append(Recording(name, ami / f"{name}.wav", rttm.get(name, []), uem[name], "ami"))
     sample = data / "pyannote-sample"
     ref = read_rttm(sample / "sample.rttm")["sample"]
-    recs.append(Recording("sample", sample / "sample.wav", ref, (0.0, sf.info(sample / "sample.wav").duration), "sample"))
+    recs.append(Recording("sample", sample / "sample.wav", ref, (0.0, sf.info(sample / "sample.wav").duration),
+                          "sample"))
     if demo:
         for folder in sorted((ROOT / "workspaces" / "demo" / "meetings").iterdir()):
             ref = next(iter(read_rttm(folder / "reference.rttm").values()))
@@ -248,7 +249,8 @@ def der_components(rec: Recording, hyp: list[Turn], collar: float) -> dict[str, 
     uem = Timeline([Segment(*rec.uem)])
     ref = _annotation(rec.reference)
     c = DiarizationErrorRate(collar=2 * collar, skip_overlap=False)(ref, _annotation(hyp), uem=uem, detailed=True)
-    jer = JaccardErrorRate(collar=2 * collar, skip_overlap=False)(ref, _annotation(hyp), uem=uem) if rec.reference else 0.0
+    jer = (JaccardErrorRate(collar=2 * collar, skip_overlap=False)(ref, _annotation(hyp), uem=uem)
+           if rec.reference else 0.0)
     return {"total": c["total"], "missed": c["missed detection"], "false_alarm": c["false alarm"],
             "confusion": c["confusion"], "jer": float(jer)}
 
@@ -390,7 +392,7 @@ def evaluate_identification(runner: Runner, recs: list[Recording], system: Syste
                     right += float(np.sum(frames[i:j] == spk)) * FRAME
                 else:
                     imp_pair += (j - i) * FRAME
-                    fa_pair += float(np.sum(frames[i:j] != None)) * FRAME
+                    fa_pair += float(np.sum(np.not_equal(frames[i:j], None))) * FRAME
             fa += fa_pair
             impostor += imp_pair
             if total > 0:
@@ -460,7 +462,8 @@ def markdown(report: dict[str, Any]) -> str:
         if not rows:
             continue
         lines += [f"## {set_name}", "",
-                  "| system | DER c0.25 | missed | false alarm | confusion | JER c0.25 | DER c0 | JER c0 | count within 1 |",
+                  "| system | DER c0.25 | missed | false alarm | confusion | JER c0.25 | DER c0 | JER c0 "
+                  "| count within 1 |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for label, e in rows:
             c, z = e["collar_0.25"], e["collar_0.0"]
@@ -484,7 +487,8 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {rule} | " + " | ".join(str(c) for c in b["counts"].values())
                      + f" | {b['within_one']}/{len(b['counts'])} |")
     lines += ["", "## Cross-excerpt identification", "",
-              "| system | named right (clusters) | false accept (clusters) | named right (oracle segments) | false accept (oracle segments) | demo named right |",
+              "| system | named right (clusters) | false accept (clusters) | named right (oracle segments) "
+              "| false accept (oracle segments) | demo named right |",
               "|---|---|---|---|---|---|"]
     for name, r in report["identification"].items():
         demo = report["demo_named_right"].get(name)

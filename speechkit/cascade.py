@@ -51,7 +51,7 @@ class CascadeResult:
     summaries: dict[str, dict[str, Any]] = field(default_factory=dict)  # stage -> its result's summary()
 
     @classmethod
-    def from_record(cls, record: MeetingRecord) -> "CascadeResult":
+    def from_record(cls, record: MeetingRecord) -> CascadeResult:
         """The result of a record every stage has run on."""
         summaries = {name: result.summary() for name, result in record.results.items() if hasattr(result, "summary")}
         return cls(record, record.outputs(), record.timings, summaries)

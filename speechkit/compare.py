@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from speechkit.errors import FormatError
 from speechkit.io.scores import Scores, read_scores
@@ -99,7 +100,8 @@ def meeting_ratios(scores: Scores, where: str | Path = "scores.json") -> dict[st
                 ratios[mid] = ratio
         total = scores.total(entry.key)
         summed = micro(list(ratios.values()))
-        if total is not None and not (_close(summed.num, total["numerator"]) and _close(summed.den, total["denominator"])):
+        if total is not None and not (_close(summed.num, total["numerator"])
+                                      and _close(summed.den, total["denominator"])):
             raise CompareError(where, f"{entry.key}: per-meeting details add up to {summed.num:g}/{summed.den:g}, "
                                       f"totals say {total['numerator']:g}/{total['denominator']:g}")
         out[entry.key] = ratios
@@ -136,11 +138,11 @@ def paired_deltas(base: Scores, other: Scores, metrics: tuple[str, ...] | None =
     (speaker consistency: over the pairs of those meetings)."""
     a, b = meeting_ratios(base, names[0]), meeting_ratios(other, names[1])
     out = {}
-    for metric in metrics or catalogue().table_order:
-        common = [m for m in a[metric] if m in b[metric]]
-        ra, rb = [a[metric][m] for m in common], [b[metric][m] for m in common]
-        out[metric] = Delta(metric, micro(ra).value, micro(rb).value,
-                            paired_bootstrap(ra, rb, resamples, seed), len(common), min_meetings)
+    for name in metrics or catalogue().table_order:
+        common = [m for m in a[name] if m in b[name]]
+        ra, rb = [a[name][m] for m in common], [b[name][m] for m in common]
+        out[name] = Delta(name, micro(ra).value, micro(rb).value,
+                          paired_bootstrap(ra, rb, resamples, seed), len(common), min_meetings)
     return out
 
 
@@ -172,7 +174,8 @@ def check_comparable(runs: list[Run]) -> None:
     for run in runs[1:]:
         if run.workspace != first.workspace:
             raise CompareError(run.path, f"scores workspace {run.workspace or '(none)'}, but {first.path} scores "
-                                         f"{first.workspace or '(none)'}: a paired comparison needs runs of one workspace")
+                                         f"{first.workspace or '(none)'}: a paired comparison needs runs of one "
+                                         "workspace")
         meetings, first_meetings = run.scores.meetings, first.scores.meetings
         if set(meetings) != set(first_meetings):  # the same meetings, in any key order
             raise CompareError(run.path, f"covers meetings {', '.join(meetings)}, but {first.path} "

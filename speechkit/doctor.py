@@ -115,7 +115,8 @@ def check_backends() -> list[Check]:
                              "pip install 'speechkit[all]' (or make setup)"))
         elif absent:
             out.append(Check("backend", name, False, f"model {', '.join(absent)} not on this machine", False,
-                             "; ".join(f"speechkit models fetch {m}" for m in absent) + " (on a machine with a network)"))
+                             "; ".join(f"speechkit models fetch {m}" for m in absent)
+                             + " (on a machine with a network)"))
         else:
             models = ", ".join(backend_models(stage, backend)) or "no model"
             out.append(Check("backend", name, True, f"usable ({models})", False))

@@ -147,7 +147,7 @@ def cached_arpa(texts: Iterable[str], order: int = 3, *, alphabet: str = DEFAULT
     return path
 
 
-def load_lm(path: str | Path) -> "kenlm.Model":
+def load_lm(path: str | Path) -> kenlm.Model:
     """Load an ARPA (or KenLM binary) n-gram model with KenLM."""
     import kenlm
 

@@ -9,8 +9,9 @@ of the notes file (``to_dict`` / ``from_dict``); ``from_dict`` checks every fiel
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from typing import Any
 
 from speechkit.io.fields import FieldError, checked_mapping
 
@@ -34,7 +35,8 @@ def _text(data: Mapping[str, Any], key: str, where: str, required: bool = True) 
     if value is None and not required:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise NotesError(f"{where}{key}", "missing" if value is None else f"expected a non-empty string, got {value!r}"[:120])
+        raise NotesError(f"{where}{key}",
+                         "missing" if value is None else f"expected a non-empty string, got {value!r}"[:120])
     return _bounded(value, f"{where}{key}", MAX_TEXT_CHARS).strip()
 
 
@@ -82,7 +84,7 @@ class ActionItem:
         return _compact(self)
 
     @classmethod
-    def from_dict(cls, data: Any, where: str = "") -> "ActionItem":
+    def from_dict(cls, data: Any, where: str = "") -> ActionItem:
         obj = checked_mapping(data, where.rstrip("."), tuple(f.name for f in fields(cls)))
         return cls(**{f.name: _text(obj, f.name, where, required=f.name == "description") for f in fields(cls)})
 
@@ -99,7 +101,7 @@ class Decision:
         return _compact(self)
 
     @classmethod
-    def from_dict(cls, data: Any, where: str = "") -> "Decision":
+    def from_dict(cls, data: Any, where: str = "") -> Decision:
         obj = checked_mapping(data, where.rstrip("."), ("topic", "choice", "id"))
         return cls(topic=_text(obj, "topic", where), choice=_text(obj, "choice", where),
                    id=_text(obj, "id", where, required=False))
@@ -119,7 +121,7 @@ class Fact:
         return {"kind": self.kind, "text": self.text, "entities": list(self.entities)}
 
     @classmethod
-    def from_dict(cls, data: Any, where: str = "") -> "Fact":
+    def from_dict(cls, data: Any, where: str = "") -> Fact:
         obj = checked_mapping(data, where.rstrip("."), ("kind", "text", "entities"))
         kind = _text(obj, "kind", where)
         if kind not in FACT_KINDS:
@@ -163,7 +165,7 @@ class Notes:
         return out
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Notes":
+    def from_dict(cls, data: Any) -> Notes:
         obj = _check_header(data, NOTES_KEYS)
         return cls(**_notes_fields(obj), failed=_text(obj, "failed", "", required=False))
 
@@ -200,7 +202,7 @@ class GoldNotes(Notes):
         return out
 
     @classmethod
-    def from_dict(cls, data: Any) -> "GoldNotes":
+    def from_dict(cls, data: Any) -> GoldNotes:
         obj = _check_header(data, GOLD_KEYS)
         return cls(**_notes_fields(obj), closed_items=_items(obj, "closed_action_items", ActionItem),
                    facts=_items(obj, "facts", Fact))

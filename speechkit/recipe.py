@@ -46,15 +46,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from speechkit.core.options import OptionError, StageOptions, bounded
+from speechkit.core.stage import Spec
 from speechkit.errors import FormatError, brief
 from speechkit.io._lines import read_text
 from speechkit.io.names import id_problem
 from speechkit.io.yamlfile import parse_yaml
 from speechkit.metrics.bootstrap import MIN_MEETINGS
-from speechkit.core.stage import Spec
 from speechkit.stages import DEFAULT_STAGES, OPTIONAL_STAGES, STAGES, parse_stage
 from speechkit.steps import STEPS, parse_step
-from speechkit.core.options import OptionError, StageOptions, bounded
 
 RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources", "steps", "statistics"}
 #: What ``resources`` names besides the stages: the worker that runs a workspace's meetings.
@@ -162,14 +162,14 @@ class Recipe:
         what its default run folder is named after."""
         return self.name.removesuffix(f"-l{self.level}") if self.level is not None else self.name
 
-    def at_level(self, level: int) -> "Recipe":
+    def at_level(self, level: int) -> Recipe:
         """The recipe run at context ``level``; its name gets ``-lN``."""
         if not is_level(level):
             raise ValueError(f"level must be 1, 2 or 3, got {level!r}")
         name = self.name if self.level == level else f"{self.name}-l{level}"
         return replace(self, level=level, name=name)
 
-    def with_overrides(self, model: str | None = None, device: str | None = None) -> "Recipe":
+    def with_overrides(self, model: str | None = None, device: str | None = None) -> Recipe:
         """The recipe with the ASR model and/or the device replaced."""
         stages = dict(self.stages)
         if model:
@@ -178,7 +178,7 @@ class Recipe:
             stages["asr"] = parse_stage("asr", {**stages["asr"].as_dict(), "model": model})
         return replace(self, stages=stages, device=device or self.device)
 
-    def with_settings(self, settings: Mapping[str, Any], source: str = "--set") -> "Recipe":
+    def with_settings(self, settings: Mapping[str, Any], source: str = "--set") -> Recipe:
         """The recipe with options set by dotted key (``asr.language``, ``diarize.max_speakers``,
         ``context.hotwords``; ``stages.`` may lead), each checked as the recipe file's would be
         (unknown key with a hint, type, bounds). Setting a stage's ``backend`` starts that stage
@@ -252,7 +252,8 @@ def parse_recipe(data: Any, path: Path) -> Recipe:
                                 "SPEECHKIT_LLM_API_KEY (or one named by the corrector's api_key_env)", field="api_key")
     unknown = set(data) - RECIPE_KEYS
     if unknown:
-        hint = " (the post-run steps go under steps:, e.g. steps: {qa: {backend: extractive}})" if "qa" in unknown else ""
+        hint = (" (the post-run steps go under steps:, e.g. steps: {qa: {backend: extractive}})"
+                if "qa" in unknown else "")
         raise RecipeError(path, f"unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
                                 f"allowed: {', '.join(sorted(RECIPE_KEYS))}{hint}")
     file_level = data.get("level")

@@ -1,6 +1,7 @@
 """The model registry: every model the stages can use and where its files come from.
 
-``speechkit/models/registry.yaml`` (package data; ``models/registry.yaml`` in a checkout) lists the models (see the comment at its top for the fields). A model
+``speechkit/models/registry.yaml`` (package data; ``models/registry.yaml`` in a
+checkout) lists the models (see the comment at its top for the fields). A model
 is found, in this order, in a pip package that ships it, in its local folder
 (``$SPEECHKIT_MODELS_DIR/NAME``, default ``~/.cache/speechkit/models/NAME``) or in the Hugging
 Face cache. :func:`resolve` never downloads: a model that is not on the machine raises
@@ -19,7 +20,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ def models_dir() -> Path:
     return Path(os.environ.get("SPEECHKIT_MODELS_DIR", Path.home() / ".cache" / "speechkit" / "models"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_registry(path: Path = REGISTRY_FILE) -> dict[str, ModelRecord]:
     """The registry file parsed into records, by name."""
     try:
@@ -222,7 +223,7 @@ def model_hash(name: str | Path) -> str:
     return digest.hexdigest()[:16]
 
 
-@lru_cache(maxsize=None)
+@cache
 def identity(name: str | Path) -> str:
     """What a stage cache key records of a model: its :func:`model_hash`, or the name itself
     when the model is not on this machine (the stage then fails to load it, or its results

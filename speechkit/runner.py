@@ -42,7 +42,16 @@ from speechkit.io.rttm import write_rttm
 from speechkit.io.run_folder import TRANSCRIPT_STM, TURNS_RTTM, RunFolder, default_run
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import write_stm
-from speechkit.lifecycle import Job, Preflight, llm_session, preflight, run_folders, run_seed, seed_everything, stage_options
+from speechkit.lifecycle import (
+    Job,
+    Preflight,
+    llm_session,
+    preflight,
+    run_folders,
+    run_seed,
+    seed_everything,
+    stage_options,
+)
 from speechkit.llm import run as llm_run
 from speechkit.llm.session import Session
 from speechkit.metrics.bootstrap import RESAMPLES, SEED

@@ -22,7 +22,8 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 

@@ -36,7 +36,7 @@ class Segment:
 
     @classmethod
     def from_words(cls, words: list[Word] | tuple[Word, ...], speaker: str,
-                   speaker_name: str | None = None) -> "Segment":
+                   speaker_name: str | None = None) -> Segment:
         """A segment spanning ``words`` (which must have times)."""
         if not words:
             raise ValueError("a segment built from words needs at least one word")
@@ -48,13 +48,13 @@ class Segment:
     def duration(self) -> float:
         return self.end - self.start
 
-    def shifted(self, seconds: float) -> "Segment":
+    def shifted(self, seconds: float) -> Segment:
         """A copy with its times and its words' times moved by ``seconds``."""
         words = tuple(replace(w, start=None if w.start is None else w.start + seconds,
                               end=None if w.end is None else w.end + seconds) for w in self.words)
         return replace(self, start=self.start + seconds, end=self.end + seconds, words=words)
 
-    def with_speaker(self, speaker: str | None = None, speaker_name: str | None = None) -> "Segment":
+    def with_speaker(self, speaker: str | None = None, speaker_name: str | None = None) -> Segment:
         """A copy with the speaker label and/or name replaced."""
         return replace(self, speaker=speaker if speaker is not None else self.speaker,
                        speaker_name=speaker_name if speaker_name is not None else self.speaker_name)

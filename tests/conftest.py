@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 import yaml
-
 from llm_helpers import Endpoint
 
 from speechkit.io.stm import read_stm, write_stm
@@ -106,8 +105,13 @@ def small_synth_workspace(tmp_path_factory, small_synth_options) -> Path:
 def tiny_model(tmp_path_factory):
     """A randomly initialised wav2vec2 CTC model with a character vocabulary, saved to a folder."""
     import torch
-    from transformers import (Wav2Vec2Config, Wav2Vec2CTCTokenizer, Wav2Vec2FeatureExtractor,
-                              Wav2Vec2ForCTC, Wav2Vec2Processor)
+    from transformers import (
+        Wav2Vec2Config,
+        Wav2Vec2CTCTokenizer,
+        Wav2Vec2FeatureExtractor,
+        Wav2Vec2ForCTC,
+        Wav2Vec2Processor,
+    )
 
     folder = tmp_path_factory.mktemp("tiny-wav2vec2")
     vocab = {"<pad>": 0, "<s>": 1, "</s>": 2, "<unk>": 3, "|": 4, "'": 5}

@@ -71,7 +71,6 @@ def build_pyannote_segmentation(path: Path, favour_class: int = 1, bias: float =
     first speaker talks", as random weights alone give only fragments too short to embed;
     class 0 is "nobody speaks")."""
     import torch
-
     from pyannote.audio.core.task import Problem, Resolution, Specifications
     from pyannote.audio.models.segmentation import PyanNet
 

@@ -44,8 +44,8 @@ def energy_backend(tmp_path, monkeypatch):
 
 def test_the_documented_vad_backend_runs_from_a_recipe(energy_backend, tmp_path, realdata):
     recipe = tmp_path / "energy.yaml"
-    recipe.write_text("stages:\n  vad: {backend: %s, level_dbfs: -35, threshold: 0.5}\n"
-                      "  asr: {}\n  diarize: {}\n" % energy_backend)
+    recipe.write_text(f"stages:\n  vad: {{backend: {energy_backend}, level_dbfs: -35, threshold: 0.5}}\n"
+                      "  asr: {}\n  diarize: {}\n")
     cascade = Cascade(load_recipe(recipe, level=1))
     record = cascade.record(realdata / "faster-whisper" / "jfk.flac")
     regions = cascade.run_stage("vad", record).regions

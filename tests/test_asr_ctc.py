@@ -11,11 +11,11 @@ import pytest
 import soundfile as sf
 from scipy.signal import resample_poly
 
+from speechkit.errors import ModelNotAvailableError
+from speechkit.lm import build_arpa
 from speechkit.stages import make_backend
 from speechkit.stages.asr import Biasing
 from speechkit.stages.asr.ctc import CTCRecognizer, build_decoder, decode_logprobs
-from speechkit.errors import ModelNotAvailableError
-from speechkit.lm import build_arpa
 
 LABELS = ["", " ", "'", *"abcdefghijklmnopqrstuvwxyz"]
 FRAME_S = 0.02
@@ -238,7 +238,6 @@ def test_a_speechbrain_ctc_model_resolves_through_the_registry(offline_models, j
     transformers models are."""
     import torch
     from hyperpyyaml import load_hyperpyyaml
-
     from model_builders import SPEECHBRAIN_CTC_LABELS, build_speechbrain_ctc
 
     folder = offline_models / "speechbrain-wav2vec2-commonvoice-14-en"

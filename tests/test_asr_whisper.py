@@ -1,9 +1,8 @@
 """faster-whisper recognition on the real recordings: accuracy, hot words in both paths, budgets."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import jiwer
@@ -11,13 +10,13 @@ import numpy as np
 import pytest
 from whisper_normalizer.english import EnglishTextNormalizer
 
+from speechkit.core.audio import load_audio
+from speechkit.errors import ModelNotAvailableError
 from speechkit.stages import make_backend
 from speechkit.stages.asr import Biasing
 from speechkit.stages.asr.clips import plan_clips
 from speechkit.stages.asr.prompt_budget import MAX_PROMPT_TOKENS
 from speechkit.stages.asr.whisper import WhisperRecognizer
-from speechkit.core.audio import load_audio
-from speechkit.errors import ModelNotAvailableError
 
 JFK = ("And so my fellow Americans, ask not what your country can do for you, "
        "ask what you can do for your country.")
@@ -282,7 +281,8 @@ def test_word_pieces_whisper_writes_without_a_space_join_the_word_before() -> No
     """faster-whisper splits "$45,000" into " $45" and ",000" (a piece without a leading space):
     the piece joins the word before it, as the decoded text has it, so "$45,000" is one word
     (two would be two WER errors: "$45" and "000"); punctuation-only words are still dropped."""
-    from faster_whisper.transcribe import Segment as FwSegment, Word as FwWord
+    from faster_whisper.transcribe import Segment as FwSegment
+    from faster_whisper.transcribe import Word as FwWord
 
     from speechkit.stages.asr.whisper import spoken_words
     pieces = [(" The", 0.0, 0.2, 0.9), (" cost", 0.2, 0.5, 0.8), (" is", 0.5, 0.6, 0.9), (" $45", 0.6, 1.0, 0.7),

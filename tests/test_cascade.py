@@ -8,10 +8,10 @@ import pytest
 from speechkit.cache import StageCache
 from speechkit.cascade import Cascade
 from speechkit.context import build_context
-from speechkit.io.manifest import load_workspace
-from speechkit.recipe import load_recipe
 from speechkit.core.record import TRANSCRIPT, TURNS, VOICES, MeetingRecord
 from speechkit.core.stage import stage_key
+from speechkit.io.manifest import load_workspace
+from speechkit.recipe import load_recipe
 from speechkit.stages import build_stage, parse_stage
 
 

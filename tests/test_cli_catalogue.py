@@ -12,14 +12,14 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import yaml
-
 from reliability_helpers import make_workspace, manifest, snapshot, write_manifest_text
+
 from speechkit.cli import build_parser, main
 from speechkit.io.lock import run_folder_lock
 
@@ -348,7 +348,7 @@ CASES = [
     Case("synth-people-1", lambda e: ["synth", "--out", str(e.root / "s"), "--people", "1"], "--people"),
     Case("synth-seed-not-a-number", lambda e: ["synth", "--out", str(e.root / "s"), "--seed", "x"], "--seed"),
     Case("synth-out-is-a-file", lambda e: ["synth", "--out", str(e.afile), "--meetings", "1", "--people", "2",
-                                           "--minutes", "0.05"], str("afile")),
+                                           "--minutes", "0.05"], "afile"),
     Case("models-stage-bogus", lambda e: ["models", "list", "--stage", "bogus"], "--stage"),
     Case("models-fetch-unknown", lambda e: ["models", "fetch", "no-such-model"], "no-such-model"),
     Case("doctor-unknown-option", lambda e: ["doctor", "--bogus"], "unrecognized arguments"),

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from speechkit.stages.diarize import clustering as cl
 from speechkit.core.vectors import l2_normalize
+from speechkit.stages.diarize import clustering as cl
 
 
 def _speakers(sizes, dim=64, spread=0.15, seed=0, base=0.0):

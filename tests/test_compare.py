@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from speechkit.cli import main
-from speechkit.io.scores import Scores
 from speechkit.compare import CompareError, compare, load_run, meeting_ratios, paired_deltas
-from speechkit.io.stm import read_stm
 from speechkit.io.rttm import write_rttm
+from speechkit.io.scores import Scores
 from speechkit.io.seglst import write_seglst
+from speechkit.io.stm import read_stm
 from speechkit.metrics.bootstrap import PairRow, Ratio, bootstrap, micro, paired_bootstrap
 from speechkit.scoring import score_workspace
 from speechkit.transcript import Segment, Transcript
@@ -51,7 +51,8 @@ def _run(ws: Path, out: Path, drop_every: int, named: bool = True) -> Path:
             segments.append(Segment(seg.start, seg.end, f"S{seg.speaker}", " ".join(words),
                                     speaker_name=seg.speaker if named else None))
         write_seglst(out / "transcripts" / f"{meeting['id']}.json", [Transcript(meeting["id"], segments)])
-        write_rttm(out / "transcripts" / f"{meeting['id']}.rttm", [Transcript(meeting["id"], segments, has_words=False)])
+        write_rttm(out / "transcripts" / f"{meeting['id']}.rttm",
+                   [Transcript(meeting["id"], segments, has_words=False)])
     score_workspace(ws, out, out=out / "scores.json")
     return out
 

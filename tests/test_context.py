@@ -6,9 +6,9 @@ import pytest
 import yaml
 
 from speechkit.context import PriorMeeting, artifact_terms, build_context, rare_words
+from speechkit.core.record import MeetingRecord
 from speechkit.io.manifest import load_workspace
 from speechkit.recipe import ContextBudget
-from speechkit.core.record import MeetingRecord
 from speechkit.transcript import Segment, Transcript, Word
 
 

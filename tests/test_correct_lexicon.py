@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from speechkit.io.stm import read_stm
+from speechkit.metrics.wer import word_error_rate
 from speechkit.stages import make_backend
 from speechkit.stages.correct import CorrectionResult, Vocabulary
 from speechkit.stages.correct.lexicon import LexiconCorrector
-from speechkit.io.stm import read_stm
-from speechkit.metrics.wer import word_error_rate
 from speechkit.transcript import Segment, Transcript, Word
 from speechkit.workspace import Person, TermSet
 

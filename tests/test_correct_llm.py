@@ -7,11 +7,11 @@ import logging
 from collections.abc import Callable, Iterator
 
 import pytest
-
 from llm_helpers import FIXES, REFERENCE, TURNS, VOCAB, Endpoint, Reply, completion, transcript, turns_of, wer
+
+from speechkit.errors import SpeechkitError
 from speechkit.stages import make_backend
 from speechkit.stages.correct.llm import LLMCorrector
-from speechkit.errors import SpeechkitError
 from speechkit.transcript import Segment
 
 KEY = "sk-test-PLANTED-4f1c9e2a7b"

@@ -12,11 +12,11 @@ from pyannote.core import Annotation
 from pyannote.core import Segment as Span
 from pyannote.metrics.diarization import DiarizationErrorRate
 
+from speechkit.io.rttm import read_rttm
 from speechkit.stages import make_backend
 from speechkit.stages.diarize import Diarization
-from speechkit.stages.diarize.embedding import Diarizer, sliding_windows
 from speechkit.stages.diarize.embedders import make_embedder
-from speechkit.io.rttm import read_rttm
+from speechkit.stages.diarize.embedding import Diarizer, sliding_windows
 from speechkit.transcript import Segment
 
 SR = 16000

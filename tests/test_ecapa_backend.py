@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 import soundfile as sf
-
 from model_builders import build_ecapa
+
 from speechkit.io.manifest import load_workspace
 from speechkit.recipe import load_recipe
 from speechkit.runner import run_workspace
@@ -41,7 +41,8 @@ def test_the_ecapa_recipe_diarizes_and_identifies_end_to_end(ecapa_here, make_re
     for result in run.results.values():
         assert result.speakers and all(len(v) == 24 for v in result.speakers.values())
         labels = {seg.speaker for seg in result.transcript.segments}
-        assert "" not in labels and labels <= set(result.record.result("identify"))  # every attributed label went through identification
+        # every attributed label went through identification
+        assert "" not in labels and labels <= set(result.record.result("identify"))
     enrolled = list((tmp_path / "out" / "cache" / "enroll").rglob("*.json"))
     assert len(enrolled) == 2  # one voice print per person, in ECAPA's space
     assert all(len(json.loads(p.read_text())) == 24 for p in enrolled)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import soundfile as sf
+from model_builders import ECAPA_YAML, build_ecapa
 
-from speechkit.stages.diarize.embedders import make_embedder
 from speechkit.errors import ModelNotAvailableError
 from speechkit.io.rttm import read_rttm
-from model_builders import ECAPA_YAML, build_ecapa
+from speechkit.stages.diarize.embedders import make_embedder
 
 SR = 16000
 

@@ -66,6 +66,7 @@ def test_import_gives_back_meetings_references_and_audio(exported, tmp_path):
 def test_export_errors_are_one_line(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     assert main(["export", "lhotse", "--workspace", str(DEMO), "--out", str(tmp_path / "file")]) == 1
-    assert capsys.readouterr().err.strip() == f"speechkit export: error: {tmp_path / 'file'}: exists and is not a folder"
+    assert capsys.readouterr().err.strip() == (f"speechkit export: error: {tmp_path / 'file'}: "
+                                               "exists and is not a folder")
     assert main(["export", "lhotse", "--workspace", str(tmp_path), "--out", str(tmp_path / "x")]) == 1
     assert "workspace manifest not found" in capsys.readouterr().err

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from speechkit.errors import FormatError
-from speechkit.io.atomic import atomic_open
 from speechkit.io import read_transcripts, write_transcripts
+from speechkit.io.atomic import atomic_open
 from speechkit.io.ctm import read_ctm, write_ctm
 from speechkit.io.rttm import read_rttm, write_rttm
 from speechkit.io.seglst import read_seglst, write_seglst
@@ -80,7 +80,8 @@ def test_ctm_round_trip(tmp_path):
 def test_nist_writers_write_one_line_per_turn_or_word(tmp_path):
     two = [_timed(), Transcript("m 2", [Segment(3.0, 4.25, "p 3", "ok  then")])]
     expected = {
-        "rttm": "SPEAKER m1 1 0.500 0.900 <NA> <NA> Ada_Byron <NA> <NA>\nSPEAKER m1 1 2.000 0.200 <NA> <NA> p2 <NA> <NA>\n"
+        "rttm": "SPEAKER m1 1 0.500 0.900 <NA> <NA> Ada_Byron <NA> <NA>\n"
+                "SPEAKER m1 1 2.000 0.200 <NA> <NA> p2 <NA> <NA>\n"
                 "SPEAKER m_2 1 3.000 1.250 <NA> <NA> p_3 <NA> <NA>\n",
         "stm": "m1 1 Ada_Byron 0.500 1.400 hello world\nm1 1 p2 2.000 2.200 yes\nm_2 1 p_3 3.000 4.250 ok then\n",
         "ctm": "m1 1 0.500 0.400 hello 0.800\nm1 1 1.000 0.400 world 0.600\nm1 1 2.000 0.200 yes 0.900\n",
@@ -111,7 +112,8 @@ def test_dispatch_by_extension(tmp_path):
     ("bad.stm", "f 1 A 3.0 1.0 hello\n", r"bad\.stm:1: end: end 1\.0 is before begin 3\.0"),
     ("bad.ctm", "f 1 0.0 0.5 word 0.9 extra\n", r"bad\.ctm:1: expected 5 or 6 fields"),
     ("bad.ctm", "f 1 0.0 0.5 word high\n", r"bad\.ctm:1: confidence: expected a number"),
-    ("bad.json", "[{\"session_id\": \"m\", \"speaker\": \"A\", \"start_time\": 0}]", r"bad\.json: \[0\]\.end_time: missing"),
+    ("bad.json", "[{\"session_id\": \"m\", \"speaker\": \"A\", \"start_time\": 0}]",
+     r"bad\.json: \[0\]\.end_time: missing"),
     ("bad.json", "{\"not\": \"a list\"}", r"bad\.json: expected a JSON list"),
     ("bad.json", "[{", r"bad\.json:1: invalid JSON"),
     ("bad.json", "[{\"session_id\": \"m\", \"speaker\": \"A\", \"start_time\": 0, \"end_time\": 1, "

@@ -8,12 +8,19 @@ import soundfile as sf
 from pyannote.core import Annotation, Timeline
 from pyannote.core import Segment as Span
 
-from speechkit.stages import make_backend
-from speechkit.stages.diarize.embedding import Diarizer
-from speechkit.stages.diarize.embedders import make_embedder
-from speechkit.stages.identify import (SPLIT_MARGIN, CosineIdentifier, IdentifyOptions, cosine_scores, enroll, identify,
-                                      voice_scores)
 from speechkit.io.rttm import read_rttm
+from speechkit.stages import make_backend
+from speechkit.stages.diarize.embedders import make_embedder
+from speechkit.stages.diarize.embedding import Diarizer
+from speechkit.stages.identify import (
+    SPLIT_MARGIN,
+    CosineIdentifier,
+    IdentifyOptions,
+    cosine_scores,
+    enroll,
+    identify,
+    voice_scores,
+)
 
 SR = 16000
 

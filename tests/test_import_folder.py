@@ -36,7 +36,7 @@ def folder(tmp_path, realdata) -> Path:
     for rid in ("trn07", "trn08"):
         (src / f"{rid}.wav").symlink_to(realdata / "ami-debug" / f"{rid}.wav")
     lines = (realdata / "ami-debug" / "train.rttm").read_text().splitlines()
-    (src / "ami.rttm").write_text("\n".join(l for l in lines if l.split()[1] in ("trn07", "trn08")) + "\n")
+    (src / "ami.rttm").write_text("\n".join(line for line in lines if line.split()[1] in ("trn07", "trn08")) + "\n")
     audio, rate = sf.read(realdata / "pyannote-sample" / "sample.wav", dtype="float32")
     sf.write(src / "clips" / "diane.wav", audio[int(17.8 * rate):int(21.4 * rate)], rate)  # Diane alone
     (src / "people.csv").write_text(PEOPLE_CSV)

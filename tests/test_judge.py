@@ -19,15 +19,14 @@ from speechkit.cli import main
 from speechkit.io.atomic import write_json
 from speechkit.io.manifest import load_workspace
 from speechkit.io.notes import read_gold_notes, write_notes
-from speechkit.steps.judge import DIMENSIONS, scores_of
+from speechkit.io.run_folder import RunFolder
+from speechkit.io.run_view import RunView
+from speechkit.io.scores import Scores
 from speechkit.llm.client import BadAnswer
 from speechkit.llm.server import stop_shared_servers
 from speechkit.metrics.bootstrap import Ratio, bootstrap
 from speechkit.notes import Notes
-from speechkit.io.run_folder import RunFolder
-from speechkit.io.run_view import RunView
-from speechkit.io.scores import Scores
-from speechkit.steps.judge import judged_section
+from speechkit.steps.judge import DIMENSIONS, judged_section, scores_of
 
 DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"
 REPORTED = "judge-model-q8_0"  # what the stand-in says answered: not the name requests give
@@ -122,7 +121,8 @@ def test_the_prompt_is_reference_grounded_with_the_roster_and_length_decoupled_a
     prompt = request["messages"][-1]["content"]
     gold = read_gold_notes(DEMO / "meetings" / "m01" / "notes.json").summary
     assert section(prompt, "REFERENCE") == section(prompt, "SYSTEM") == " ".join(gold.split())
-    assert "- Tobias Tanaka (Toby; site reliability engineer)" in prompt and "- Priya Whitfield (compliance lead)" in prompt
+    assert "- Tobias Tanaka (Toby; site reliability engineer)" in prompt
+    assert "- Priya Whitfield (compliance lead)" in prompt
     assert "Do not judge length" in prompt and "Do not judge who said what" in prompt
     assert "consistent with the roster" in prompt and "is faithful" in prompt
     schema = request["response_format"]["json_schema"]["schema"]
@@ -182,7 +182,9 @@ def test_failed_requests_fail_unless_allowed_then_the_share_not_judged_is_stated
     failing = {3}  # m02's request gets HTTP 500 (calls 1 and 2: the judge's check, whose first is m01's)
 
     def flaky(request: dict, call: int):
-        return (500, json.dumps({"error": {"message": "overloaded"}}), 0.0) if call in failing else grading(request, call)
+        if call in failing:
+            return 500, json.dumps({"error": {"message": "overloaded"}}), 0.0
+        return grading(request, call)
     endpoint.grade = flaky
     assert judge(run, endpoint.url) == 1
     err = capsys.readouterr().err
@@ -220,7 +222,8 @@ def test_an_answer_that_is_not_scores_counts_as_a_failed_request_and_is_not_judg
     judged = json.loads((run / "judged.json").read_text())
     assert judged["requests"]["rejected"] == {"wrong-shape": 1} and judged["requests"]["failed"] == 1
     assert judged["requests"]["failures"] == {"wrong-shape": 1}
-    assert judged["meetings"]["m03"]["scores"] is None and "expected an integer from 1 to 5" in judged["meetings"]["m03"]["reason"]
+    assert judged["meetings"]["m03"]["scores"] is None
+    assert "expected an integer from 1 to 5" in judged["meetings"]["m03"]["reason"]
     assert judged["not_judged"]["meetings"] == 1
 
 
@@ -238,7 +241,8 @@ def test_a_judge_that_answers_the_same_whatever_it_is_shown_fails_its_check(endp
 
 
 @pytest.mark.parametrize("answer, problem", [({"faithfulness": 5}, "coherence"), ({d: 0 for d in DIMENSIONS}, "0"),
-                                             ({d: True for d in DIMENSIONS}, "True"), ({d: "5" for d in DIMENSIONS}, "'5'")])
+                                             ({d: True for d in DIMENSIONS}, "True"),
+                                             ({d: "5" for d in DIMENSIONS}, "'5'")])
 def test_scores_of_refuses_what_is_not_an_integer_from_1_to_5(answer, problem):
     with pytest.raises(BadAnswer, match=problem):
         scores_of(answer)

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from speechkit.stages import make_backend
 from speechkit.context import PriorMeeting, build_context, confident_rare_words, confident_text
-from speechkit.recipe import ContextBudget
-from speechkit.stages.asr import Biasing
 from speechkit.core.audio import load_audio
+from speechkit.recipe import ContextBudget
+from speechkit.stages import make_backend
+from speechkit.stages.asr import Biasing
 from speechkit.transcript import Segment, Transcript, Word
 
 
@@ -193,8 +193,8 @@ def test_a_voice_between_two_known_ones_takes_neither_name(embedder):
 
 
 def test_prior_margin_is_validated():
-    from speechkit.stages import parse_stage
     from speechkit.core.options import OptionError
+    from speechkit.stages import parse_stage
     assert parse_stage("identify", {"prior_margin": 0.1}).options.prior_margin == 0.1
     with pytest.raises(OptionError):
         parse_stage("identify", {"prior_margin": -0.1})

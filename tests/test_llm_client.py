@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from llm_helpers import Endpoint, completion, serving
+
 from speechkit.llm import session
 from speechkit.llm.client import ClientOptions, LLMClient, LLMUnavailable, RequestFailed
 from speechkit.llm.endpoint import resolve_endpoint

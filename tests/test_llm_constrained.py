@@ -10,11 +10,11 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from llm_helpers import FIXES, REFERENCE, TURNS, VOCAB, Endpoint, Reply, completion, transcript, wer
 
 from speechkit.llm.client import LLMClient
-from speechkit.stages import make_backend
 from speechkit.recipe import load_recipe
-from llm_helpers import FIXES, REFERENCE, TURNS, VOCAB, Endpoint, Reply, completion, transcript, wer
+from speechkit.stages import make_backend
 
 
 def items_of(request: dict) -> dict[str, list[str]]:

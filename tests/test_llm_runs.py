@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from llm_helpers import Endpoint, completion, serving, turns_of
+
 from speechkit.recipe import load_recipe
 
 REPO = Path(__file__).resolve().parents[1]

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from speechkit.io.manifest import load_workspace
+from speechkit.llm.client import reply_limit
 from speechkit.llm.server import LocalServer, free_port
+from speechkit.llm.transport import exchange
 from speechkit.recipe import load_recipe
 from speechkit.runner import run_workspace
-from speechkit.llm.client import reply_limit
-from speechkit.llm.transport import exchange
 
 REPO = Path(__file__).resolve().parents[1]
 SPEECHKIT = [sys.executable, "-m", "speechkit"]
@@ -58,7 +58,8 @@ def chat(base_url: str, model: str, schema: dict) -> dict:
 
 
 def test_the_packaged_model_is_served_with_schema_constrained_answers():
-    schema = {"type": "object", "properties": {"1": {"type": "string", "enum": ["packs dot zero zero eight", "pacs.008"]}},
+    schema = {"type": "object",
+              "properties": {"1": {"type": "string", "enum": ["packs dot zero zero eight", "pacs.008"]}},
               "required": ["1"], "additionalProperties": False}
     with LocalServer("smollm2-135m-instruct") as server:
         assert server.host == "127.0.0.1" and server.base_url.startswith("http://127.0.0.1:")

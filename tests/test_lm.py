@@ -7,8 +7,7 @@ import kenlm
 import pytest
 
 from speechkit.errors import FormatError
-from speechkit.lm import (arpa_unigrams, build_arpa, cached_arpa, corpus_lines, load_lm,
-                          normalize_text)
+from speechkit.lm import arpa_unigrams, build_arpa, cached_arpa, corpus_lines, load_lm, normalize_text
 
 
 @pytest.fixture(scope="module")

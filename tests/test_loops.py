@@ -5,12 +5,19 @@ from pathlib import Path
 
 import pytest
 
+from speechkit.core.audio import load_audio
 from speechkit.stages import make_backend
 from speechkit.stages.asr import Biasing, DecodeStats
-from speechkit.stages.asr.loop_control import (LoopControl, Window, cleaned, missed_speech, outside_speech, repeated_run,
-                                               word_tokens)
+from speechkit.stages.asr.loop_control import (
+    LoopControl,
+    Window,
+    cleaned,
+    missed_speech,
+    outside_speech,
+    repeated_run,
+    word_tokens,
+)
 from speechkit.stages.asr.whisper import WhisperOptions
-from speechkit.core.audio import load_audio
 from speechkit.transcript import Segment, Word
 
 
@@ -185,8 +192,8 @@ def test_quiet_speech_skipped_in_a_window_is_decoded_on_its_own(realdata: Path, 
 
 
 def test_loop_options_are_validated():
-    from speechkit.stages import parse_stage
     from speechkit.core.options import OptionError
+    from speechkit.stages import parse_stage
     spec = parse_stage("asr", {"backend": "whisper", "seed": 7, "loop_repeats": 4, "temperatures": [0.0, 0.3]})
     assert spec.options.seed == 7 and spec.options.temperatures == (0.0, 0.3)
     for bad in ({"loop_repeats": 1}, {"temperatures": [0.5, 0.2]}, {"outside_speech_words": -1}, {"seed": -1},

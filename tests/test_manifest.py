@@ -71,7 +71,8 @@ def _meetings(**m1_changes):
     ({"people": [{"id": "p1"}]}, r"people\[0\]\.name: missing"),
     ({"people": [{"id": "p1", "name": "A"}, {"id": "p1", "name": "B"}]}, r"people\[1\]\.id: duplicate id 'p1'"),
     ({"terms": {"jargon": "P99"}}, r"terms\.jargon: expected a list"),
-    ({"artifacts": [{"id": "a", "kind": "memo", "path": "agenda-m1.md"}]}, r"artifacts\[0\]\.kind: unknown kind 'memo'"),
+    ({"artifacts": [{"id": "a", "kind": "memo", "path": "agenda-m1.md"}]},
+     r"artifacts\[0\]\.kind: unknown kind 'memo'"),
     ({"artifacts": [{"id": "a", "kind": "email", "path": "agenda-m1.md", "meeting": "m7"}]},
      r"artifacts\[0\]\.meeting: unknown meeting id 'm7'"),
     ({"format": "other/2"}, r"format: unsupported format"),
@@ -89,7 +90,8 @@ def test_symlink_escaping_the_workspace_is_rejected(tmp_path):
     root = tmp_path / "ws"
     make_workspace(root)
     os.symlink(outside, root / "audio" / "link.wav")
-    (root / "workspace.yaml").write_text((root / "workspace.yaml").read_text().replace("audio/m1.wav", "audio/link.wav"))
+    manifest = root / "workspace.yaml"
+    manifest.write_text(manifest.read_text().replace("audio/m1.wav", "audio/link.wav"))
     with pytest.raises(ManifestError, match=r"meetings\[0\]\.audio: path 'audio/link.wav' leaves"):
         load_workspace(root)
 

@@ -8,12 +8,18 @@ from speechkit.io import read_transcripts
 from speechkit.io.rttm import write_rttm
 from speechkit.io.stm import read_stm, write_stm
 from speechkit.metrics.bootstrap import micro
-from speechkit.scoring.catalogue import catalogue
 from speechkit.metrics.cpwer import cpwer
-from speechkit.metrics.diarization import BASELINES, baselines, diarization_errors, one_label, speech_seconds, \
-    to_annotation
+from speechkit.metrics.diarization import (
+    BASELINES,
+    baselines,
+    diarization_errors,
+    one_label,
+    speech_seconds,
+    to_annotation,
+)
 from speechkit.metrics.per_speaker import per_speaker_errors
 from speechkit.scoring import ScoreOptions, score_files
+from speechkit.scoring.catalogue import catalogue
 from speechkit.transcript import Segment, Transcript
 
 METRICS = catalogue().metrics
@@ -33,7 +39,8 @@ def test_one_label_over_the_reference_speech_leaves_all_but_the_main_speaker(ami
         assert {s.speaker for s in merged.segments} <= {"speech"}
         assert all(a.end < b.start for a, b in zip(merged.segments, merged.segments[1:]))  # merged: no overlap
         assert speech_seconds(merged) == pytest.approx(speech_seconds(ref))
-        seconds = [speech_seconds(Transcript(sid, [s for s in ref.segments if s.speaker == spk])) for spk in ref.speakers]
+        seconds = [speech_seconds(Transcript(sid, [s for s in ref.segments if s.speaker == spk]))
+                   for spk in ref.speakers]
         no_collar = diarization_errors(ref, merged, collar=0.0)
         # the one label maps to the speaker who speaks most: every other second is an error
         assert no_collar.der.value == pytest.approx(1 - max(seconds) / no_collar.total, rel=1e-9), sid

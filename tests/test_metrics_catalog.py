@@ -6,23 +6,21 @@ from __future__ import annotations
 import json
 from itertools import takewhile
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import yaml
+from report_helpers import report_of
 
 from speechkit.cli import main
+from speechkit.cli.run import print_summary
 from speechkit.compare import compare, load_run
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import read_stm
 from speechkit.metrics.bootstrap import micro
-from speechkit.cli.run import print_summary
-from speechkit.scoring.catalogue import catalogue
 from speechkit.recipe import load_recipe
 from speechkit.report.comparison import write_comparison
 from speechkit.scoring import ScoreOptions, score_workspace
-
-from report_helpers import report_of
+from speechkit.scoring.catalogue import catalogue
 from speechkit.transcript import Segment, Transcript
 
 GROUPS = catalogue().groups
@@ -87,7 +85,8 @@ def test_every_metric_is_read_back_from_its_details(runs):
         ratios = [r for r in read if r is not None]
         total = scores["totals"][key]
         # the runs have no notes and the workspace no questions
-        assert len(ratios) == total["meetings"] == (0 if key in family("notes").keys + family("questions").keys else 2), key
+        assert len(ratios) == total["meetings"] == (0 if key in family("notes").keys + family("questions").keys
+                                                    else 2), key
         assert (micro(ratios).num, micro(ratios).den) == pytest.approx((total["numerator"], total["denominator"])), key
 
 

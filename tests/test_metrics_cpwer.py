@@ -18,8 +18,8 @@ from meeteval.wer.wer.cp import cp_word_error_rate
 from meeteval.wer.wer.time_constrained import time_constrained_minimum_permutation_word_error_rate
 
 from speechkit.io import read_stm
-from speechkit.metrics.cpwer import CpWerResult, cpwer, tcpwer
 from speechkit.metrics import word_alignment
+from speechkit.metrics.cpwer import CpWerResult, cpwer, tcpwer
 from speechkit.metrics.normalize import normalize
 from speechkit.transcript import Segment, Transcript
 

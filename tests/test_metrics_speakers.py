@@ -117,7 +117,8 @@ def test_words_without_times_share_their_segment(realdata):
     for s in ref.segments:
         other = "Sheila" if s.speaker == "Diane" else "Diane"
         mid = (s.start + s.end) / 2
-        segs += [Segment(s.start, mid, s.speaker, speaker_name=s.speaker), Segment(mid, s.end, other, speaker_name=other)]
+        segs += [Segment(s.start, mid, s.speaker, speaker_name=s.speaker),
+                 Segment(mid, s.end, other, speaker_name=other)]
     attribution = attribute_speakers("sample", ref, Transcript("sample", segs), people)
     words = sum(len(s.text.split()) for s in ref.segments)
     first_halves = sum(len(s.text.split()) // 2 for s in ref.segments)

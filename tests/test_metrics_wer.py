@@ -7,10 +7,10 @@ import jiwer
 import pytest
 
 from speechkit.io import read_stm, write_seglst, write_stm
-from speechkit.scoring.catalogue import catalogue
 from speechkit.metrics.normalize import normalize, normalized_text
 from speechkit.metrics.wer import align_words, word_error_rate
 from speechkit.scoring import score_files
+from speechkit.scoring.catalogue import catalogue
 from speechkit.transcript import Segment, Transcript
 
 family = catalogue().family

@@ -14,10 +14,9 @@ import pytest
 from speechkit.errors import FormatError
 from speechkit.io.manifest import load_workspace, write_manifest
 from speechkit.io.notes import read_gold_notes, write_notes
-from speechkit.scoring.catalogue import catalogue
-from speechkit.metrics.notes import (assignee_credit, match_action_items, score_notes,
-                                     summary_names, vocabulary)
+from speechkit.metrics.notes import assignee_credit, match_action_items, score_notes, summary_names, vocabulary
 from speechkit.notes import ActionItem, Decision, GoldNotes, Notes
+from speechkit.scoring.catalogue import catalogue
 from speechkit.text_similarity import LexicalSimilarity, text_similarity
 
 family = catalogue().family

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from speechkit.stages.summarize.extractive import extract_notes
 from speechkit.io.manifest import load_workspace
 from speechkit.io.notes import read_gold_notes
 from speechkit.io.seglst import read_seglst
 from speechkit.metrics.bootstrap import micro
 from speechkit.metrics.notes import score_notes, vocabulary
 from speechkit.notes import ActionItem
+from speechkit.stages.summarize.extractive import extract_notes
 from speechkit.text_similarity import LexicalSimilarity
 from speechkit.transcript import Segment, Transcript
 

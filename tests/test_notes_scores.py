@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from report_helpers import report_of
 
 from speechkit.cli import main
 from speechkit.compare import compare, load_run
@@ -22,13 +23,11 @@ from speechkit.io.manifest import load_workspace
 from speechkit.io.notes import read_gold_notes, write_notes
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import read_stm
-from speechkit.scoring.catalogue import catalogue
 from speechkit.notes import ActionItem, Notes
 from speechkit.recipe import load_recipe
 from speechkit.report.comparison import write_comparison
 from speechkit.scoring import ScoreOptions, score_workspace
-
-from report_helpers import report_of
+from speechkit.scoring.catalogue import catalogue
 
 METRICS = catalogue().metrics
 TRANSCRIPT_KEYS = catalogue().transcript_keys
@@ -149,7 +148,8 @@ def test_broken_run_notes_are_one_error_line(runs, tmp_path, capsys):
     (run / "notes" / "m02.json").write_text(json.dumps({"action_items": [{"assignee": "Priya"}]}))
     assert main(["score", "--workspace", str(DEMO), "--run", str(run), "--resamples", "0"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].endswith(f"error: {run / 'notes' / 'm02.json'}: action_items[0].description: missing")
+    assert len(err) == 1
+    assert err[0].endswith(f"error: {run / 'notes' / 'm02.json'}: action_items[0].description: missing")
 
 
 def test_report_shows_the_items_side_by_side_with_the_wrong_assignee_marked(demo, runs, tmp_path):

@@ -14,6 +14,7 @@ from speechkit.io import read_transcripts
 from speechkit.io.manifest import load_workspace
 from speechkit.io.seglst import parse_seglst
 
+
 @pytest.fixture(autouse=True, scope="module")
 def _hide_speechbrain_lazy_proxies():
     """Hypothesis scans every module in sys.modules for constants; speechbrain leaves lazy proxies

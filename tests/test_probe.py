@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
+from speechkit.core.options import OptionError
 from speechkit.steps.probe.labels import label, severe
 from speechkit.steps.probe.loop import ProbeOptions
 from speechkit.steps.probe.novelty import NoveltyFilter
 from speechkit.steps.probe.roles import TokenMeter
 from speechkit.steps.probe.scoreboard import Scoreboard
-from speechkit.core.options import OptionError
 
 
 @pytest.mark.parametrize("faith, comp, expected, is_severe", [

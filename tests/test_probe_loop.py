@@ -10,21 +10,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from llm_helpers import Endpoint, completion
+
 from speechkit.cli import main
 from speechkit.io import read_transcripts
 from speechkit.io.atomic import write_json
 from speechkit.io.notes import write_notes
-from speechkit.io.seglst import write_seglst
-from speechkit.llm.client import LLMUnavailable
-from speechkit.llm.server import stop_shared_servers
-from speechkit.notes import Notes
 from speechkit.io.run_folder import RunFolder
 from speechkit.io.run_view import RunView
 from speechkit.io.scores import Scores
+from speechkit.io.seglst import write_seglst
 from speechkit.llm import session
+from speechkit.llm.client import LLMUnavailable
 from speechkit.llm.run import checked_endpoint
+from speechkit.llm.server import stop_shared_servers
+from speechkit.notes import Notes
 from speechkit.steps.probe import LLMProber, materials_of, probe_section
 from speechkit.steps.probe import probe_run as probe_step
 from speechkit.steps.probe.labels import label
@@ -132,7 +132,8 @@ def test_the_loop_stops_at_i_max_labels_every_probe_and_writes_probe_json(served
     assert (doc["level"], doc["endpoint"]["model"], doc["options"]["iterations"]) == (1, "m", 2)
     assert doc["endpoint"]["requests"] == 4 * 4  # generate, verify, answer, judge per probe
     section = "\n".join(probe_section(RunView(RunFolder(run_folder), {}, Scores({}))))  # the run's report shows it
-    assert "## Adaptive probing (roles: `m`)" in section and "4 judged: finding rate 50.0%, severity share 100.0%" in section
+    assert "## Adaptive probing (roles: `m`)" in section
+    assert "4 judged: finding rate 50.0%, severity share 100.0%" in section
     assert "- action ownership: Question 3 here?" in section and "- factual recall: Question 1 here?" in section
 
 
@@ -214,7 +215,8 @@ def test_the_command_prints_the_summary(served, run_folder, capsys):
 def test_the_command_refuses_bad_input_in_one_line(served, run_folder, capsys):
     url = serve(served, Script())
     assert main(["probe", str(run_folder), "--base-url", url, "--model", "m", "--iterations", "0"]) == 1
-    assert capsys.readouterr().err.strip() == "speechkit probe: error: --iterations: expected an integer in [1, 1000], got 0"
+    assert capsys.readouterr().err.strip() == ("speechkit probe: error: --iterations: "
+                                               "expected an integer in [1, 1000], got 0")
     assert main(["probe", str(run_folder), "--base-url", url, "--model", "m", "--meeting", "m09"]) == 1
     assert "no transcript of meeting(s) m09" in capsys.readouterr().err
     assert main(["probe", str(run_folder / "nowhere")]) == 1
@@ -227,7 +229,8 @@ def test_a_demand_whose_questions_are_rejected_yields_to_the_next_untested_one(s
     doc = probe_run(run_folder, options(serve(served, script), iterations=2, questions_per_iteration=1),
                     similarity=Same())
     probes = doc["meetings"]["m01"]["probes"]
-    assert [(p["demand"], p["status"]) for p in probes] == [("factual recall", "unverified"), ("attribution", "unverified")]
+    assert [(p["demand"], p["status"]) for p in probes] == [("factual recall", "unverified"),
+                                                            ("attribution", "unverified")]
     assert doc["summary"]["judged"] == 0 and doc["meetings"]["m01"]["scoreboard"]["factual recall"]["started"] == 1
 
 

@@ -55,7 +55,8 @@ def test_a_recipe_reads_back_from_its_dict_at_every_level(name):
 def test_a_recipe_dict_is_checked_as_a_recipe_file_is():
     data = load_recipe("l3").to_dict()
     data["stages"]["identify"]["treshold"] = 0.5
-    with pytest.raises(RecipeError, match=r"run\.json: stages\.identify\.treshold: unknown option \(did you mean threshold\?\)"):
+    with pytest.raises(RecipeError,
+                       match=r"run\.json: stages\.identify\.treshold: unknown option \(did you mean threshold\?\)"):
         Recipe.from_dict(data, "run.json")
     with pytest.raises(RecipeError, match=r"run\.json: expected a mapping"):
         Recipe.from_dict(["whisper"], "run.json")

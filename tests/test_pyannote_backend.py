@@ -8,8 +8,8 @@ import shutil
 import numpy as np
 import pytest
 import soundfile as sf
-
 from model_builders import build_pyannote_31, build_pyannote_community
+
 from speechkit.errors import ModelNotAvailableError
 from speechkit.stages.diarize.pyannote import PyannoteDiarizer
 

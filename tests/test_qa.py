@@ -12,27 +12,27 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 from llm_helpers import Endpoint, completion
+
 from speechkit.cli import main
+from speechkit.core.step import StepJob
 from speechkit.io.manifest import load_workspace
-from speechkit.io.seglst import read_seglst, write_seglst
-from speechkit.meeting_context import roster_line
-from speechkit.metrics.qa import entity_stated, score_answers
 from speechkit.io.questions import Entity, default_questions_path, read_questions
 from speechkit.io.run_folder import RunFolder
-from speechkit.metrics.qa import QUESTION_METRICS
-from speechkit.steps import parse_step
-from speechkit.core.step import StepJob
+from speechkit.io.seglst import read_seglst, write_seglst
+from speechkit.meeting_context import roster_line
 from speechkit.metrics.bootstrap import RESAMPLES, SEED
+from speechkit.metrics.qa import QUESTION_METRICS, entity_stated, score_answers
 from speechkit.postrun import run_steps
 from speechkit.recipe import RecipeError, load_recipe
 from speechkit.scoring import score_workspace
+from speechkit.steps import parse_step
 from speechkit.transcript import Transcript
 from speechkit.workspace import Person
 
 DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"
-PEOPLE = (Person("p1", "Tobias Tanaka", ("Toby",)), Person("p2", "Renáta Hargrove"), Person("p3", "Samuel Sokolowski", ("Sam",)))
+PEOPLE = (Person("p1", "Tobias Tanaka", ("Toby",)), Person("p2", "Renáta Hargrove"),
+          Person("p3", "Samuel Sokolowski", ("Sam",)))
 TOBIAS = Entity.of("person", id="p1", canonical="Tobias Tanaka")
 
 

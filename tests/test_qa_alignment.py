@@ -7,19 +7,25 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from llm_helpers import Endpoint, completion
+
 from speechkit.io import read_transcripts
 from speechkit.io.atomic import write_json
-from speechkit.io.notes import write_notes
-from speechkit.llm.client import ClientOptions, LLMClient
-from speechkit.metrics.qa_alignment import (THRESHOLD, align_matrix, align_summaries, align_texts, cosine_matrix,
-                                            sentences)
-from speechkit.notes import Notes
 from speechkit.io.manifest import load_workspace
-from speechkit.io.run_folder import RunFolder
-from speechkit.steps.align import align_meeting, extract_pairs
+from speechkit.io.notes import write_notes
 from speechkit.io.questions import read_questions
+from speechkit.io.run_folder import RunFolder
+from speechkit.llm.client import ClientOptions, LLMClient
+from speechkit.metrics.qa_alignment import (
+    THRESHOLD,
+    align_matrix,
+    align_summaries,
+    align_texts,
+    cosine_matrix,
+    sentences,
+)
+from speechkit.notes import Notes
+from speechkit.steps.align import align_meeting, extract_pairs
 from speechkit.text_similarity import LexicalSimilarity
 
 DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"
@@ -132,7 +138,8 @@ def test_pairs_extracted_through_the_llm_client_align_with_the_demo_gold_pairs_a
     assert (qa["predicted"], qa["aligned_predicted"], qa["similarity"]) == (2, 1, "lexical")
     assert qa["aligned_gold"] >= 1 and qa["recall"] == qa["aligned_gold"] / qa["gold"]
     summary = found["summary"]
-    assert (summary["predicted"], summary["gold"], summary["aligned_predicted"], summary["aligned_gold"]) == (2, 8, 1, 1)
+    assert (summary["predicted"], summary["gold"], summary["aligned_predicted"],
+            summary["aligned_gold"]) == (2, 8, 1, 1)
 
 
 def _demo_run(folder: Path) -> Path:
@@ -140,8 +147,10 @@ def _demo_run(folder: Path) -> Path:
     write_json(folder / "run.json", {"recipe": {"level": 1}, "workspace": {"root": str(DEMO)}})
     for mid in ("m01", "m02"):
         (folder / "transcripts").mkdir(parents=True, exist_ok=True)
-        (folder / "transcripts" / f"{mid}.json").write_bytes((DEMO / "meetings" / mid / "reference.json").read_bytes())
-    write_notes(folder / "notes" / "m01.json", Notes(summary="SettleMap: the cut-over date is May 8. It rained."), "m01")
+        (folder / "transcripts" / f"{mid}.json").write_bytes(
+            (DEMO / "meetings" / mid / "reference.json").read_bytes())
+    write_notes(folder / "notes" / "m01.json", Notes(summary="SettleMap: the cut-over date is May 8. It rained."),
+                "m01")
     return folder
 
 

@@ -36,7 +36,8 @@ def test_demo_questions_are_what_synth_derives_from_its_state(tmp_path):
 def test_demo_has_every_question_type(tmp_path):
     ws = load_workspace(DEMO)
     names = {p.id: p.name for p in ws.people}
-    kinds = [q.type for m in ws.meetings for q in read_questions(DEMO / default_questions_path(m.id), m.id, names).questions]
+    kinds = [q.type for m in ws.meetings
+             for q in read_questions(DEMO / default_questions_path(m.id), m.id, names).questions]
     assert set(kinds) == set(QUESTION_TYPES)
     assert len(kinds) >= 40
 
@@ -56,7 +57,8 @@ def test_questions_follow_the_latent_state(small_synth_workspace):
             (names[a["assignee"]], a["assignee"]) for a in unique]
         assert [q.answer for q in by_type["due"]] == [a["due"] for a in unique]
         assert {q.answer for q in by_type["who_asked"]} <= {names[plan["host"]]}
-        assert [q.answer for q in by_type["decision"]] == [d["choice"] for d in truth["decisions"] if d["meeting"] == m.id]
+        assert [q.answer for q in by_type["decision"]] == [d["choice"] for d in truth["decisions"]
+                                                           if d["meeting"] == m.id]
         assert [q.entities[0].get("value") for q in by_type["number"]] == list(m.terms.numbers)
         assert all(q.entities[0].get("value") in q.answer for q in by_type["number"])
         assert len({q.id for q in got.questions}) == len(got.questions)
@@ -110,8 +112,10 @@ def test_import_folder_takes_a_meetings_questions(folder, tmp_path):
 
 @pytest.mark.parametrize(("change", "field"), [
     ({"entities": [{"kind": "person", "id": "Diane", "canonical": "Di"}]}, r"questions\[0\]\.entities\[0\]\.canonical"),
-    ({"entities": [{"kind": "person", "id": "Nobody", "canonical": "Diane Smith"}]}, r"questions\[0\]\.entities\[0\]\.id"),
-    ({"entities": [{"kind": "day", "value": "Friday"}]}, r"questions\[0\]\.entities: a who_owns question needs a person"),
+    ({"entities": [{"kind": "person", "id": "Nobody", "canonical": "Diane Smith"}]},
+     r"questions\[0\]\.entities\[0\]\.id"),
+    ({"entities": [{"kind": "day", "value": "Friday"}]},
+     r"questions\[0\]\.entities: a who_owns question needs a person"),
     ({"type": "who_knows"}, r"questions\[0\]\.type"),
     ({"answer": ""}, r"questions\[0\]\.answer"),
 ])

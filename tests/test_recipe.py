@@ -72,7 +72,8 @@ BAD_OPTIONS = [
     ("diarize", "{backend: pyannote, modle: x}", r"stages\.diarize\.modle: unknown option \(did you mean model\?\)"),
     ("attribute", "{mode: x}", r"stages\.attribute\.mode: unknown option"),
     ("identify", "{treshold: 0.65}", r"stages\.identify\.treshold: unknown option \(did you mean threshold\?\)"),
-    ("correct", "{backend: lexicon, min_scor: 0.8}", r"stages\.correct\.min_scor: unknown option \(did you mean min_score\?\)"),
+    ("correct", "{backend: lexicon, min_scor: 0.8}",
+     r"stages\.correct\.min_scor: unknown option \(did you mean min_score\?\)"),
     ("correct", "{backend: lexicon, guards: {max_drop: 1}}", r"stages\.correct\.guards\.max_drop: unknown option"),
     ("correct", "{backend: llm, api_key: sk-123}", r"stages\.correct\.api_key: an API key never goes in a recipe"),
 ]
@@ -101,7 +102,8 @@ def test_a_bad_recipe_exits_2_with_one_line_before_any_audio_is_read(tmp_path, c
 @pytest.mark.parametrize("text, pattern", [
     ("level: 4\nstages: {}\n", r"bad\.yaml: level: expected 1, 2 or 3"),
     ("level: 1\nstages: {vad: {}, asr: {}}\n", r"stages\.diarize: missing"),
-    ("level: 1\nstages: {vad: {}, asr: {}, diarize: {}, identify: {}, translate: {}}\n", r"stages\.translate: unknown stage"),
+    ("level: 1\nstages: {vad: {}, asr: {}, diarize: {}, identify: {}, translate: {}}\n",
+     r"stages\.translate: unknown stage"),
     ("level: 1\nstagess: {}\n", r"unknown key\(s\) stagess"),
     ("level: 1\nstages: {vad: {}, asr: {}, diarize: {}, identify: {}}\ncontext: {tokens: 3}\n",
      r"context\.tokens: unknown option \(did you mean prompt_tokens\?\)"),
@@ -193,10 +195,10 @@ def test_bad_values_are_refused_on_load_with_the_path_of_the_key(tmp_path, text,
 
 def _option_classes() -> set[type]:
     """Every option dataclass a recipe can reach: each backend's, nested ones, context and resources."""
+    from speechkit.core.options import StageOptions
     from speechkit.recipe import ContextBudget, StageResources, Statistics
     from speechkit.stages import STAGES, backend_class, stage_module
     from speechkit.stages.diarize.embedders import EMBEDDERS, embedder_class
-    from speechkit.core.options import StageOptions
 
     found = {ContextBudget, StageResources, Statistics} | {embedder_class(name).Options for name in EMBEDDERS}
     found |= {backend_class(stage, b).Options for stage in STAGES for b in stage_module(stage).BACKENDS}
@@ -227,8 +229,8 @@ def test_every_number_option_has_bounds_and_every_default_is_valid():
 
 
 def test_options_built_in_python_are_checked_too():
-    from speechkit.stages.diarize.embedding import DiarizerOptions
     from speechkit.core.options import OptionError
+    from speechkit.stages.diarize.embedding import DiarizerOptions
     from speechkit.stages.vad import VadOptions
 
     with pytest.raises(OptionError, match=r"^threshold: expected a finite number, got nan$"):

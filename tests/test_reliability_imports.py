@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from reliability_helpers import make_workspace, refused, snapshot
+
 from speechkit.cli import main
 from speechkit.io.rttm import read_rttm
 
@@ -160,7 +160,8 @@ def _yaml_manifest(c: Corpus) -> list:
 
 LHOTSE_CASES = {
     # item 1: sources other than files are refused by name, before anything runs
-    "command-source": (lambda c: _source("command", f"touch {c.root / 'pwned'}; cat {c.recordings[0]['sources'][0]['source']}")(c),
+    "command-source": (lambda c: _source("command", f"touch {c.root / 'pwned'}; "
+                                                    f"cat {c.recordings[0]['sources'][0]['source']}")(c),
                        "audio source of type 'command' refused"),
     "memory-source": (_source("memory", "UklGRg=="), "audio source of type 'memory' refused"),
     "url-source-without-allow-url": (_source("url", "http://127.0.0.1:9/a.wav"), "--allow-url"),
@@ -169,7 +170,8 @@ LHOTSE_CASES = {
     "sampling-rate-negative": (_set("recordings", 1, sampling_rate=-16000), "r.jsonl.gz:2: recording 'trn08'"),
     # item 4: times
     "supervision-nan-start": (_set("supervisions", 0, start=float("nan")), "s.jsonl.gz:1: invalid JSON: NaN"),
-    "supervision-inf-duration": (_set("supervisions", 3, duration=float("inf")), "s.jsonl.gz:4: invalid JSON: Infinity"),
+    "supervision-inf-duration": (_set("supervisions", 3, duration=float("inf")),
+                                 "s.jsonl.gz:4: invalid JSON: Infinity"),
     "supervision-1e999-duration": (_line("supervisions", 2, '{"id": "x", "recording_id": "trn07", "start": 1, '
                                                           '"duration": 1e999, "speaker": "A"}'), "s.jsonl.gz:3"),
     "supervision-negative-start": (_set("supervisions", 1, start=-2.0), "s.jsonl.gz:2: supervision 'trn07-001': start"),
@@ -190,7 +192,8 @@ LHOTSE_CASES = {
     "supervisions-a-folder": (_path_instead("--supervisions"), "is a directory"),
     "recordings-a-fifo": (_path_instead("--recordings", fifo=True), "is not a regular file"),
     "recordings-yaml": (_yaml_manifest, "JSON lines"),
-    "deeply-nested-line": (_line("supervisions", 0, "[" * 100_000), "s.jsonl.gz:1: invalid JSON: values nested too deeply"),
+    "deeply-nested-line": (_line("supervisions", 0, "[" * 100_000),
+                           "s.jsonl.gz:1: invalid JSON: values nested too deeply"),
     "5000-digit-integer": (_line("supervisions", 0, '{"id": "x", "start": ' + "9" * 5000 + "}"),
                            "s.jsonl.gz:1: invalid JSON: an integer of 5000 digits"),
     "not-a-supervision": (_line("supervisions", 0, '[1, 2]'), "s.jsonl.gz:1: expected a Lhotse supervision"),
@@ -362,7 +365,8 @@ FOLDER_CASES = {
     "unsafe-audio-file-name": (_unsafe_audio_name, "my meeting.wav: the file name is the meeting id"),
     "deeply-nested-seglst": (_file("deep.json", "[" * 100_000), "deep.json: invalid JSON: values nested too deeply"),
     "seglst-5000-digit-integer": (_file("big.json", '[{"start_time": ' + "1" * 5000 + "}]"), "5000 digits"),
-    "4038-character-out-path": (_long_out, "cannot write the audio of meeting 'trn07': Error : Supplied filename too long"),
+    "4038-character-out-path": (_long_out,
+                                "cannot write the audio of meeting 'trn07': Error : Supplied filename too long"),
 }
 
 
@@ -520,7 +524,8 @@ COMPARE_CASES = {
     "found-a-number": (_edited(lambda s: s["meetings"]["m1"]["details"]["term_recall"].update(found=3)),
                        "term_recall.found: expected a list"),
     "totals-a-string": (_edited(lambda s: s["totals"].update(wer="x")), "totals.wer: expected an object"),
-    "total-without-numerator": (_edited(lambda s: s["totals"]["wer"].pop("numerator")), "totals.wer: missing numerator"),
+    "total-without-numerator": (_edited(lambda s: s["totals"]["wer"].pop("numerator")),
+                                "totals.wer: missing numerator"),
     "100000-nested-brackets": (_edited(lambda s: "[" * 100_000), "invalid JSON: values nested too deeply"),
     "5000-digit-integer": (_edited(lambda s: json.dumps(s).replace('"numerator": ', '"numerator": ' + "7" * 4999, 1)),
                            "an integer of 5000 digits"),
@@ -553,7 +558,8 @@ def test_export_import_export_keeps_numbers_as_written(tmp_path, realdata):
     again = export_lhotse(import_lhotse(tmp_path / "b", cuts=[cuts], progress=False), tmp_path / "y")["cuts"]
 
     def settings(path: Path) -> list:
-        return [json.loads(line)["custom"].get("enrollment") for line in gzip.decompress(path.read_bytes()).splitlines()]
+        return [json.loads(line)["custom"].get("enrollment")
+                for line in gzip.decompress(path.read_bytes()).splitlines()]
 
     assert settings(cuts) == settings(again) == [{"min_seconds": 1, "max_seconds": 30, "min_piece": 0.5}, None]
     assert '"min_seconds": 1,' in gzip.decompress(again.read_bytes()).decode()

@@ -22,13 +22,13 @@ import time
 from pathlib import Path
 
 import pytest
-
 from llm_helpers import FALLBACK_KEY, KEY, Endpoint, completion, leaks
 from reliability_helpers import error_line, make_notes_run
+
 from speechkit.cli import main
-from speechkit.steps.judge import DIMENSIONS
 from speechkit.llm.client import MAX_REPLY_BYTES, REPLY_BYTES_PER_TOKEN, REPLY_ENVELOPE_BYTES, reply_limit
 from speechkit.metrics.qa import NO_USABLE_ANSWER
+from speechkit.steps.judge import DIMENSIONS
 
 REPO = Path(__file__).resolve().parents[1]
 JUDGE_LIMIT = reply_limit(200)  # the judge's max_tokens

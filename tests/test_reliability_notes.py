@@ -13,14 +13,14 @@ import time
 from pathlib import Path
 
 import pytest
-
 from reliability_helpers import QUESTIONS, error_line, make_notes_run, refused
+
 from speechkit.cli import main
 from speechkit.errors import FormatError
 from speechkit.io.jsonfile import parse_json
+from speechkit.io.questions import MAX_FILE_BYTES, MAX_QUESTIONS, MAX_TEXT_CHARS
 from speechkit.metrics import notes as notes_metrics
 from speechkit.notes import MAX_ITEMS, ActionItem, Decision
-from speechkit.io.questions import MAX_FILE_BYTES, MAX_QUESTIONS, MAX_TEXT_CHARS
 from speechkit.text_similarity import LexicalSimilarity
 
 DEAD_ENDPOINT = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--max-retries", "0"]

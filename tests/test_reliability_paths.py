@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from reliability_helpers import error_line, make_workspace, manifest, snapshot
+
 from speechkit.cli import main
 from speechkit.errors import ManifestError, OutputError, RunFolderBusyError
 from speechkit.io.atomic import check_output_file, write_text
@@ -65,11 +65,11 @@ def test_unsafe_ids_are_rejected_when_the_manifest_loads(tmp_path, field, value)
 
 def test_a_run_with_an_escaping_meeting_id_writes_nothing_outside_the_run_folder(tmp_path, monkeypatch):
     """A workspace built in Python skips the manifest checks; the runner's paths still cannot leave OUT."""
+    from speechkit.cache import StageCache
     from speechkit.cascade import CascadeResult
     from speechkit.core.record import TRANSCRIPT, MeetingRecord
     from speechkit.io.run_folder import RunFolder
     from speechkit.recipe import load_recipe
-    from speechkit.cache import StageCache
     from speechkit.runner import run_meetings
 
     work = tmp_path / "a" / "b" / "c"

@@ -79,7 +79,8 @@ def test_stm_reading_is_linear_in_size(tmp_path, realdata):
         start = time.perf_counter()
         assert len(read_transcripts(tmp_path / f"{lines}.stm")["big"].segments) == lines
         seconds[lines] = time.perf_counter() - start
-    assert seconds[100_000] < 8 * seconds[25_000] + 0.5, seconds  # four times the lines: linear, not 16 times (quadratic)
+    # four times the lines: linear, not 16 times (quadratic)
+    assert seconds[100_000] < 8 * seconds[25_000] + 0.5, seconds
 
 
 @pytest.mark.slow

@@ -12,15 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
 from reliability_helpers import REFERENCES, error_line, make_workspace, manifest, seg, write_manifest_text
+
 from speechkit.cli import main
 from speechkit.errors import FormatError, ManifestError, SpeechkitError
 from speechkit.io import read_rttm, read_seglst, read_stm, write_rttm, write_seglst, write_stm
 from speechkit.io.manifest import load_workspace
 from speechkit.metrics.bootstrap import MAX_RESAMPLES, Ratio, bootstrap
-from speechkit.scoring.catalogue import catalogue
 from speechkit.scoring import ScoreOptions, score_files, score_workspace
+from speechkit.scoring.catalogue import catalogue
 from speechkit.transcript import Transcript
 
 TRANSCRIPT_KEYS = catalogue().transcript_keys
@@ -155,7 +155,8 @@ def test_transcribe_maps_spaces_in_the_audio_name_to_a_valid_session_id(tmp_path
 
     def fake_run(self, audio, context=None, cache=None, session_id=None, **kwargs):
         seen["session_id"] = session_id
-        return CascadeResult(self.record(audio, session_id=session_id), {TRANSCRIPT: Transcript(session_id, REFERENCES["m1"])})
+        return CascadeResult(self.record(audio, session_id=session_id),
+                             {TRANSCRIPT: Transcript(session_id, REFERENCES["m1"])})
     monkeypatch.setattr(Cascade, "run", fake_run)
     audio = tmp_path / "my  team\tmeeting.wav"
     audio.write_bytes(b"RIFF")  # never decoded: the cascade is replaced

@@ -26,11 +26,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from llm_helpers import FALLBACK_KEY, KEY, leaks
+
+from speechkit.recipe import load_recipe
 from speechkit.stages.correct import Vocabulary
 from speechkit.stages.correct.llm import LLMCorrector
-from speechkit.recipe import load_recipe
 from speechkit.transcript import Segment, Transcript, Word
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,24 +11,23 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from report_helpers import report_of
 
 from speechkit.compare import Run, compare
 from speechkit.io import read_transcripts
 from speechkit.io.rttm import write_rttm
-from speechkit.io.stm import read_stm, write_stm
-from speechkit.scoring.catalogue import catalogue
-from speechkit.metrics.diarization import BASELINES
-from speechkit.recipe import load_recipe
 from speechkit.io.run_folder import RunFolder
 from speechkit.io.scores import Scores
+from speechkit.io.stm import read_stm, write_stm
+from speechkit.metrics.diarization import BASELINES
+from speechkit.recipe import load_recipe
 from speechkit.report import write_report
 from speechkit.report.comparison import write_comparison
 from speechkit.report.sections import LEVELS
-from speechkit.stages.correct.report import GATES, MAX_EDITS
 from speechkit.scoring import score_files
+from speechkit.scoring.catalogue import catalogue
+from speechkit.stages.correct.report import GATES, MAX_EDITS
 from speechkit.transcript import Segment, Transcript
-
-from report_helpers import report_of
 
 METRICS = catalogue().metrics
 
@@ -74,7 +73,8 @@ def test_report_html_renders_its_plots_in_chromium(scores, tmp_path):
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is installed by `make setup`")
 def test_comparison_renders_one_bar_series_per_level(scores, tmp_path):
-    write_comparison(tmp_path, compare([Run(level, tmp_path / level.lower(), Scores(scores)) for level in ("L1", "L3")]))
+    write_comparison(tmp_path, compare([Run(level, tmp_path / level.lower(), Scores(scores))
+                                        for level in ("L1", "L3")]))
     assert "| WER |" in (tmp_path / "comparison.md").read_text()
     image = _screenshot(tmp_path / "comparison.html", tmp_path / "shot.png")
     assert _pixels_of(image, BAR_COLOURS[0]) > 300 and _pixels_of(image, BAR_COLOURS[1]) > 300
@@ -165,7 +165,8 @@ def test_der_is_shown_beside_the_one_label_baselines_and_no_empty_chart(realdata
     for row in table[1:-1]:
         base = scores["meetings"][row[0]]["details"]["diarization"]["baselines"]
         reference = base["one_label_reference_speech"]
-        value = (reference["missed_detection_s"] + reference["false_alarm_s"] + reference["confusion_s"]) / reference["total_s"]
+        value = ((reference["missed_detection_s"] + reference["false_alarm_s"] + reference["confusion_s"])
+                 / reference["total_s"])
         assert row[1] == METRICS["der"].format(scores["meetings"][row[0]]["der"]["value"])
         assert row[2] == METRICS["der"].format(value) and row[5] == METRICS["jer"].format(reference["jer"])
     components = _rows(report, "## Diarization errors")
@@ -211,4 +212,5 @@ def test_rewritten_report_lists_the_correction_edits_with_their_reasons(scores, 
     run["stages"] = {}
     (tmp_path / "run.json").write_text(json.dumps(run))
     write_report(RunFolder(tmp_path))
-    assert _section((tmp_path / "report.md").read_text(), "## Corrections").strip() == "The recipe has no correct stage."
+    assert (_section((tmp_path / "report.md").read_text(), "## Corrections").strip()
+            == "The recipe has no correct stage.")

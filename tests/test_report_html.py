@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from speechkit.io.rttm import write_rttm
+from speechkit.io.run_folder import RunFolder
 from speechkit.io.seglst import write_seglst
 from speechkit.io.stm import read_stm
-from speechkit.io.run_folder import RunFolder
 from speechkit.report import write_report
 from speechkit.scoring import score_workspace
 from speechkit.transcript import Segment, Transcript

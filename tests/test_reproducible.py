@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from speechkit.stages import make_backend
 from speechkit.core.audio import load_audio
+from speechkit.stages import make_backend
 
 # Every window decoded by sampling at temperature 1.0 (the sequential path samples 5 candidates):
 # without a seed, two decodings of the same audio differ.

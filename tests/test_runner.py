@@ -14,6 +14,7 @@ from speechkit.io.manifest import load_workspace
 from speechkit.recipe import load_recipe
 from speechkit.runner import run_workspace
 
+
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory, make_real_workspace):
     return load_workspace(make_real_workspace(tmp_path_factory.mktemp("ws")))

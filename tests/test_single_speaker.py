@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from speechkit.cli import main
-from speechkit.stages import make_backend
 from speechkit.core.audio import load_audio
+from speechkit.stages import make_backend
 from speechkit.stages.diarize.clustering import null_silhouette, silhouette_ahc
 
 # the one-speaker clips of the real recordings (their README): file, channel

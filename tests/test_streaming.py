@@ -8,8 +8,8 @@ import pytest
 import soundfile as sf
 
 from speechkit.cascade import Cascade
-from speechkit.recipe import load_recipe
 from speechkit.core.audio import GRID_S, load_audio, read_spans, span_blocks
+from speechkit.recipe import load_recipe
 from speechkit.stages.diarize.embedding import sliding_windows
 
 

@@ -31,7 +31,8 @@ def _transcript(repeat: int = 1) -> Transcript:
 
 
 def _answer(summary: str, description: str = "add a load test for Kafka", choice: str = "hourly runs") -> dict:
-    return {"summary": summary, "action_items": [{"assignee": "Adriana Quintero", "description": description, "due": "Wednesday"}],
+    return {"summary": summary,
+            "action_items": [{"assignee": "Adriana Quintero", "description": description, "due": "Wednesday"}],
             "decisions": [{"topic": "the CDC schedule", "choice": choice}], "outline": ["Orchestrate"]}
 
 
@@ -111,7 +112,8 @@ def test_chunks_cut_long_turns_between_words_and_never_inside_a_character():
 def test_a_bad_answer_is_counted_and_the_other_chunks_kept(endpoint):
     endpoint.answers += [json.dumps({"summary": "no lists"}), json.dumps(_answer("Kept."))] + ["not json"] * 10
     notes, stats = _backend(endpoint, chunk_bytes=400).summarize(_transcript(repeat=4), CONTEXT)
-    assert stats["rejected_chunks"]["wrong-shape"] == 1 and stats["rejected_chunks"]["invalid-json"] == stats["chunks"] - 2
+    assert stats["rejected_chunks"]["wrong-shape"] == 1
+    assert stats["rejected_chunks"]["invalid-json"] == stats["chunks"] - 2
     assert notes.summary == "Kept." and len(notes.action_items) == 1
 
 

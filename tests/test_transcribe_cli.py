@@ -14,7 +14,6 @@ from speechkit.io.stm import read_stm
 from speechkit.metrics.speakers import route_words, word_spans
 from speechkit.scoring import ScoreOptions, score_files
 
-
 ENROLLED_UNTIL: dict[str, float] = {}  # name -> end of the speech used for her enrollment
 
 
@@ -83,7 +82,8 @@ def test_each_stereo_channel_selected_alone(realdata, tmp_path, capsys):
     stereo = realdata / "faster-whisper" / "stereo_diarization.wav"
     for channel, expected in ((0, "wizard"), (1, "horizon")):
         assert main(["transcribe", str(stereo), "--out", str(tmp_path / str(channel)), "--channel", str(channel)]) == 0
-        text = " ".join(s["words"] for s in json.loads((tmp_path / str(channel) / "stereo_diarization.json").read_text()))
+        segments = json.loads((tmp_path / str(channel) / "stereo_diarization.json").read_text())
+        text = " ".join(s["words"] for s in segments)
         assert expected in text.lower() and ("horizon" if channel == 0 else "wizard") not in text.lower()
 
 

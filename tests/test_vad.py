@@ -6,12 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from model_builders import build_pyannote_segmentation
 
-from speechkit.stages import make_backend
 from speechkit.core.audio import load_audio
 from speechkit.errors import ModelNotAvailableError
+from speechkit.stages import make_backend
 from speechkit.stages.vad import VadOptions, regions_from_probabilities
 
 

@@ -27,5 +27,6 @@ def run(args: argparse.Namespace) -> int:
         if not c.ok and c.fix:
             print(f"            fix: {c.fix}")
     missing = [c.name for c in checks if c.required and not c.ok]
-    print("\n" + (f"missing (required): {', '.join(missing)}" if missing else "everything the default recipes need is here"))
+    print("\n" + (f"missing (required): {', '.join(missing)}" if missing
+                  else "everything the default recipes need is here"))
     return 1 if missing else 0

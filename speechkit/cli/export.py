@@ -39,7 +39,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         f"file holding every meeting as a session: {holds}. `speechkit score --ref {ref} --hyp "
                         f"{hyp}` scores one against the other.")
         source = f.add_mutually_exclusive_group(required=True)
-        source.add_argument("--workspace", "-w", type=Path, help="workspace folder (with workspace.yaml): its references")
+        source.add_argument("--workspace", "-w", type=Path,
+                            help="workspace folder (with workspace.yaml): its references")
         source.add_argument("--run", "-r", type=Path,
                             help="run folder (its transcripts/, or a folder of hypotheses as `score --run` takes)")
         f.add_argument("--out", "-o", type=Path, required=True, help="folder for the file (created if missing)")

@@ -40,7 +40,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "as their enrollment; the meeting becomes enrollment-only (not run, not scored)")
     e.add_argument("--enroll-min-seconds", type=float, metavar="S", default=3.0,
                    help="enroll a person only with at least this much solo speech (default 3)")
-    e.add_argument("--enroll-max-seconds", type=float, metavar="S", default=30.0, help="at most this much per person (default 30)")
+    e.add_argument("--enroll-max-seconds", type=float, metavar="S", default=30.0,
+                   help="at most this much per person (default 30)")
     e.add_argument("--enroll-min-piece", type=float, metavar="S", default=0.5,
                    help="ignore solo stretches shorter than this, in seconds (default 0.5)")
 
@@ -57,7 +58,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "(preset 'ami': ES2002a..d -> ES2002); one series is imported per workspace.")
     lh.add_argument("--recordings", type=Path, nargs="+", default=[], metavar="FILE",
                     help="RecordingSet manifest(s) (e.g. ami-ihm-mix_recordings_train.jsonl.gz)")
-    lh.add_argument("--supervisions", type=Path, nargs="+", default=[], metavar="FILE", help="SupervisionSet manifest(s)")
+    lh.add_argument("--supervisions", type=Path, nargs="+", default=[], metavar="FILE",
+                    help="SupervisionSet manifest(s)")
     lh.add_argument("--cuts", type=Path, nargs="+", default=[], metavar="FILE",
                     help="CutSet manifest(s), instead of or besides recordings and supervisions")
     lh.add_argument("--series", metavar="REGEX",
@@ -111,8 +113,8 @@ def _report(ws) -> int:
 
 
 def run_lhotse(args: argparse.Namespace) -> int:
-    from speechkit.corpora.people import read_people
     from speechkit.corpora.from_lhotse import import_lhotse
+    from speechkit.corpora.people import read_people
     from speechkit.errors import SpeechkitError
 
     if not args.cuts and not (args.recordings and args.supervisions):

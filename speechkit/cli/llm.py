@@ -32,7 +32,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                             "(default: smollm2-135m-instruct)")
     serve.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
     serve.add_argument("--port", type=_port, default=8080, help="listen port (default 8080; 0: a free one)")
-    serve.add_argument("--n-ctx", type=int, default=ServerOptions.n_ctx, help=f"context window in tokens (default {ServerOptions.n_ctx})")
+    serve.add_argument("--n-ctx", type=int, default=ServerOptions.n_ctx,
+                       help=f"context window in tokens (default {ServerOptions.n_ctx})")
     serve.add_argument("--threads", type=int, default=None, help="CPU threads (default: one per core)")
     serve.add_argument("--gpu-layers", type=int, default=0,
                        help="layers offloaded to a GPU (-1: all; needs a CUDA build of llama-cpp-python)")

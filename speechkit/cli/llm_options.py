@@ -34,8 +34,8 @@ def options_from_args(options_type: type, settings: dict[str, Any], flags: dict[
     """``options_type`` (a :class:`~speechkit.core.options.StageOptions`) from the command line's
     ``settings``, checked as a recipe's are; a bad value is ``--FLAG: problem`` (``flags``: flag ->
     field where they differ)."""
-    from speechkit.errors import SpeechkitError
     from speechkit.core.options import OptionError
+    from speechkit.errors import SpeechkitError
 
     try:
         return options_type.from_dict(settings, where="")

@@ -46,7 +46,8 @@ def list_models(args: argparse.Namespace) -> int:
     for check in check_backends():
         stage, backend = check.name.split(" ", 1)
         if not args.stage or args.stage == stage or (args.stage == "embed" and backend.startswith("embedding+")):
-            backends.append((stage, backend, "yes" if check.ok else "no", "" if check.ok else f"{check.detail}: {check.fix}"))
+            backends.append((stage, backend, "yes" if check.ok else "no",
+                             "" if check.ok else f"{check.detail}: {check.fix}"))
     print()
     _table(backends)
     return 0

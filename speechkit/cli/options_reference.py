@@ -50,7 +50,8 @@ def options_reference() -> str:
         module = step_module(step)
         for backend in module.BACKENDS:
             default = " (default backend)" if backend == module.DEFAULT_BACKEND else ""
-            out.append(f"steps.{step}  backend: {backend}{default} (a post-run step: the recipe's steps.{step} mapping)")
+            out.append(f"steps.{step}  backend: {backend}{default} "
+                       f"(a post-run step: the recipe's steps.{step} mapping)")
             out += option_lines(registered_class(module.BACKENDS, backend, f"steps.{step}.backend").Options, step)
             out.append("")
     out.append("context (the recipe's context block, --set context.OPTION=VALUE)")

@@ -20,11 +20,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from speechkit.steps.qa import BACKENDS
 
     p = subparsers.add_parser("qa", help="answer the gold questions from a run's output; write RUN/qa.json",
-                              description="Answer the gold questions from a run's own output and score them.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                              description="Answer the gold questions from a run's own output and score them.",
+                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", metavar="RUN", type=Path, help="a run folder (speechkit run / recipe --out)")
     p.add_argument("--workspace", metavar="WS", type=Path,
                    help="the workspace the run is of (default: the one its run.json names)")
-    p.add_argument("--backend", choices=sorted(BACKENDS), default="extractive", help="how to answer (default extractive)")
+    p.add_argument("--backend", choices=sorted(BACKENDS), default="extractive",
+                   help="how to answer (default extractive)")
     p.add_argument("--set", metavar="OPTION=VALUE", action="append", default=[], dest="settings",
                    help="a backend option (repeatable), checked as a recipe's qa block is")
     p.add_argument("--out", metavar="FILE", type=Path, help="where to write (default RUN/qa.json)")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import argparse
 import gc
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from speechkit.errors import SpeechkitError
 
@@ -108,10 +108,9 @@ def run(args: argparse.Namespace) -> int:
     # collecting young objects every 700 allocations (Python's default) took about 30% of the time
     # of a 100,000-line STM. This process only scores, so collect as mypy's command line does.
     gc.set_threshold(200_000, 30, 30)
+    from speechkit.io.uem import read_uem
     from speechkit.metrics.bootstrap import MIN_MEETINGS
     from speechkit.scoring import ScoreOptions, format_table, score_files, score_workspace
-
-    from speechkit.io.uem import read_uem
 
     options = ScoreOptions(collar=args.collar, tcp_collar=args.tcp_collar, resamples=args.resamples, seed=args.seed,
                            uem=read_uem(args.uem) if args.uem is not None else None,

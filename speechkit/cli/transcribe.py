@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from speechkit.io.run_folder import TRANSCRIPT
-from typing import Any
 
 
 def _enrollment(text: str) -> tuple[str, Path]:

@@ -18,9 +18,10 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 

@@ -54,7 +54,8 @@ class Step:
 
     def backend(self, *args: object) -> object:
         """The backend object of the spec, built from its options (and ``args``)."""
-        return registered_class(self.backends, self.spec.backend, f"steps.{self.name}.backend")(self.spec.options, *args)
+        cls = registered_class(self.backends, self.spec.backend, f"steps.{self.name}.backend")
+        return cls(self.spec.options, *args)
 
     def check(self, run: RunFolder, job: StepJob) -> None:
         """What must hold before the step writes anything (an LLM step probes its endpoint);

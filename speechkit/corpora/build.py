@@ -20,8 +20,9 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -30,11 +31,11 @@ from speechkit.corpora.enroll import EnrollmentOptions, cut_enrollments
 from speechkit.corpora.records import SAMPLE_RATE, SourceMeeting, SourcePerson
 from speechkit.errors import AudioError, OutputError, SpeechkitError
 from speechkit.io.manifest import load_workspace, write_manifest
-from speechkit.io.notes import read_gold_notes, write_notes
 from speechkit.io.names import id_problem
+from speechkit.io.notes import read_gold_notes, write_notes
+from speechkit.io.questions import default_questions_path, read_questions, write_questions
 from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
-from speechkit.io.questions import default_questions_path, read_questions, write_questions
 from speechkit.transcript import Transcript
 from speechkit.workspace import Meeting, Person, TermSet, Workspace
 

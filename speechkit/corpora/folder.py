@@ -7,7 +7,8 @@ id: the STM/RTTM file field, the SegLST ``session_id``, must equal an audio file
 its extension; one reference file may hold one meeting or several; a ``.json`` file that is not a
 JSON list (a ``config.json``) is no reference and is left out. Every reference session must
 match an audio file and every audio file must have a reference, or the import fails naming the
-file and line; so does a subfolder or file that cannot be read. A people CSV (``people.csv`` in the folder, or ``--people``; see
+file and line; so does a subfolder or file that cannot be read. A people CSV (``people.csv``
+in the folder, or ``--people``; see
 :mod:`speechkit.corpora.people`) names the speakers. Without one, people are the reference
 speakers, named by the SegLST ``speaker_name`` or else by their label (underscores read as spaces).
 A file ``<session>.notes.json`` holds that meeting's gold notes, ``<session>.questions.json`` its
@@ -16,9 +17,10 @@ gold questions (docs/workspace-format.md).
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from speechkit.corpora.build import build_workspace
 from speechkit.corpora.enroll import EnrollmentOptions

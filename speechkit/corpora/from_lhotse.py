@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -139,7 +140,8 @@ def _check_recording(rec: Any, at: _At) -> None:
     if problem := id_problem(rec.id):
         raise at.error(f"recording id: {problem}")
     if not isinstance(rec.sampling_rate, int) or isinstance(rec.sampling_rate, bool) or rec.sampling_rate <= 0:
-        raise at.error(f"recording {rec.id!r}: sampling_rate must be a positive integer, got {brief(rec.sampling_rate)}")
+        raise at.error(f"recording {rec.id!r}: sampling_rate must be a positive integer, "
+                       f"got {brief(rec.sampling_rate)}")
     if not _finite(rec.duration) or rec.duration <= 0 or not _finite(rec.num_samples):
         raise at.error(f"recording {rec.id!r}: duration and num_samples must be finite and positive, got "
                        f"{brief(rec.duration)} s, {brief(rec.num_samples)} samples")
@@ -181,7 +183,8 @@ def read_corpus(recordings: Sequence[Path] = (), supervisions: Sequence[Path] = 
     Every item is checked as it is read, and an error names the file and line: recording sources
     (files only, URLs with ``allow_url``), sampling rates, finite times, speaker ids; an id given
     twice with different contents is an error (a cut set may repeat the same recording or
-    supervision, and several supervision files may hold the same one). Every supervision must refer to a recording and lie within it, and every
+    supervision, and several supervision files may hold the same one). Every supervision
+    must refer to a recording and lie within it, and every
     recording must have supervisions.
     """
     recs: dict[str, Any] = {}

@@ -14,8 +14,9 @@ Two honest sources:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from speechkit.errors import FormatError
 from speechkit.io._lines import read_lines, read_text

@@ -4,7 +4,8 @@ Writes ``recordings.jsonl.gz`` (one recording per meeting, its audio by absolute
 ``supervisions.jsonl.gz`` (one supervision per reference segment: speaker = person id, text,
 a ``word`` alignment when the reference has word times, ``custom["speaker_name"]``; a meeting
 without a word reference gets its RTTM turns, without text) and ``cuts.jsonl.gz`` (one cut per
-meeting, ``custom`` holding the ``workspace`` name, its ``date``, ``title``, ``kind``, and for the meeting the enrollments were
+meeting, ``custom`` holding the ``workspace`` name, its ``date``, ``title``, ``kind``, and for the
+meeting the enrollments were
 cut from ``enrollment_only`` and the ``enrollment`` settings, so an import cuts them again). People's
 nicknames and roles, terms, enrollment clips and artifacts have no place in Lhotse manifests
 and are not exported. The three files are written as one set (all or none; a target that is a

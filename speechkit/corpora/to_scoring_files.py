@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from speechkit.io.run_folder import RunFolder
 from speechkit.errors import FormatError
 from speechkit.io import WRITERS, read_transcripts
 from speechkit.io.atomic import check_output_file
+from speechkit.io.run_folder import RunFolder
 from speechkit.transcript import Transcript
 from speechkit.workspace import Workspace
 

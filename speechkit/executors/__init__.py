@@ -1,7 +1,8 @@
 """Executors: where a recipe runs over workspaces, each into its run folder.
 
 Every executor runs the same :mod:`~speechkit.lifecycle` and writes the same run folder (see
-:mod:`speechkit.io.run_folder`) with the same stage code and the same stage cache (the job's ``cache``, shared between jobs where they name one
+:mod:`speechkit.io.run_folder`) with the same stage code and the same stage cache (the job's
+``cache``, shared between jobs where they name one
 folder), so a run started by one executor is resumed by any other::
 
     from speechkit.executors import Job, make_executor
@@ -14,7 +15,8 @@ folder), so a run started by one executor is resumed by any other::
 """
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from speechkit.errors import SpeechkitError
 from speechkit.lifecycle import Job

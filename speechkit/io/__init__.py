@@ -4,8 +4,8 @@
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from speechkit.errors import FormatError
 from speechkit.io.ctm import read_ctm, write_ctm

@@ -4,9 +4,10 @@ from __future__ import annotations
 import math
 import os
 import stat
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 from speechkit.errors import FormatError
 

@@ -16,9 +16,10 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, Iterator, Mapping
+from typing import IO, Any
 
 from speechkit.errors import OutputError
 

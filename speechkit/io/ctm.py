@@ -6,8 +6,8 @@ writer maps whitespace in a file id or word to ``_`` (:func:`speechkit.io.names.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from speechkit.errors import FormatError
 from speechkit.io._lines import fmt_time, parse_time, read_lines

@@ -16,8 +16,9 @@ import json
 import math
 import re
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 from speechkit.errors import FormatError
 from speechkit.io._lines import MAX_INPUT_BYTES, check_input, open_input

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from speechkit.errors import OutputError, RunFolderBusyError
 from speechkit.io.atomic import check_output_folder

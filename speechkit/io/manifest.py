@@ -25,8 +25,8 @@ from speechkit.errors import ManifestError, brief
 from speechkit.io._lines import present_input
 from speechkit.io.atomic import write_text
 from speechkit.io.names import id_problem
-from speechkit.io.yamlfile import parse_yaml
 from speechkit.io.notes import default_notes_path, read_gold_notes
+from speechkit.io.yamlfile import parse_yaml
 from speechkit.workspace import ARTIFACT_KINDS, Artifact, Meeting, Person, TermSet, Workspace
 
 MANIFEST_NAME = "workspace.yaml"

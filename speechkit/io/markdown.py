@@ -1,7 +1,7 @@
 """Markdown as the reports write it: table cells, code spans, shares, estimates with their reasons."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from speechkit.io.scores import Scores

@@ -5,8 +5,8 @@ transcript, with the session id as one whitespace-free field (:func:`speechkit.i
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from speechkit.errors import FormatError
 from speechkit.io.atomic import write_text

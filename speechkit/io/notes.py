@@ -8,14 +8,15 @@ and the field (``notes.json: action_items[1].assignee_id: unknown person id 'p9'
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, TypeVar
+from typing import TypeVar
 
 from speechkit.errors import FormatError
-from speechkit.io.atomic import write_text
 from speechkit.io._lines import present_input
-from speechkit.io.jsonfile import read_json
+from speechkit.io.atomic import write_text
 from speechkit.io.fields import FieldError
+from speechkit.io.jsonfile import read_json
 from speechkit.notes import GoldNotes, Notes
 
 N = TypeVar("N", bound=Notes)

@@ -12,13 +12,14 @@ A workspace may hold, per meeting, ``meetings/<id>/questions.json`` (docs/worksp
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from speechkit.errors import FormatError
-from speechkit.io.atomic import write_text
 from speechkit.io._lines import present_input
+from speechkit.io.atomic import write_text
 from speechkit.io.fields import FieldError, checked_mapping
 from speechkit.io.jsonfile import read_json
 

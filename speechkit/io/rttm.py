@@ -9,8 +9,8 @@ marks of an id holding a space, rather than read it shifted.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from speechkit.errors import FormatError
 from speechkit.io._lines import fmt_time, parse_time, read_lines

@@ -10,10 +10,10 @@ Every problem is a :class:`~speechkit.errors.FormatError` naming the file and th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from speechkit.errors import FormatError, brief
 from speechkit.io.jsonfile import read_json

@@ -9,8 +9,8 @@ or end is not a number (as when an id holds a space) is an error, never a shifte
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from speechkit.errors import FormatError
 from speechkit.io._lines import fmt_time, parse_time, read_lines

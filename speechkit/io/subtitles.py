@@ -9,6 +9,7 @@ from pathlib import Path
 from speechkit.io.atomic import write_text
 from speechkit.transcript import Segment, Transcript
 
+
 def timestamp(seconds: float, separator: str) -> str:
     """``HH:MM:SS<separator>mmm`` (SubRip uses ``,``, WebVTT ``.``)."""
     ms = max(0, round(seconds * 1000))

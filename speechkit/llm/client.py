@@ -34,13 +34,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from speechkit.core.options import OptionError, StageOptions, bounded
 from speechkit.errors import FormatError, SpeechkitError
 from speechkit.io.jsonfile import parse_json
 from speechkit.llm import session
 from speechkit.llm.endpoint import Endpoint, resolve_endpoint
 from speechkit.llm.server import LocalServer, ServerError, ServerOptions, shared_server
 from speechkit.llm.transport import Reply, ReplyTooLarge, exchange
-from speechkit.core.options import OptionError, StageOptions, bounded
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,8 @@ class ClientOptions(StageOptions):
     request as a whole. ``max_retries``: retries after the first try on timeouts, connection
     errors and HTTP 429/5xx, waiting ``backoff_s`` * 2^n (at most ``max_backoff_s``).
     ``temperature``: sampling temperature. ``max_tokens``: most tokens of an answer (None: the
-    server's limit; an answer cut there is usually no JSON, so a ``BadAnswer``). ``failures``: ``fail`` (an unreachable endpoint, a
+    server's limit; an answer cut there is usually no JSON, so a ``BadAnswer``). ``failures``:
+    ``fail`` (an unreachable endpoint, a
     model the server does not serve, a lost local server, or failed requests above
     ``max_failed_share`` of the run's requests stop the run) or ``allow`` (the run goes on and
     its report says what share failed; ``speechkit run/recipe --llm-failures allow``).
@@ -112,7 +113,7 @@ class ClientOptions(StageOptions):
     max_failed_share: float = bounded(0.0, ge=0, le=1)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None, where: str = "options") -> "ClientOptions":
+    def from_dict(cls, data: Mapping[str, Any] | None, where: str = "options") -> ClientOptions:
         """As :meth:`StageOptions.from_dict`; an API key in a recipe gets its own message."""
         if isinstance(data, Mapping) and "api_key" in data:
             raise OptionError(f"{where}.api_key", "an API key never goes in a recipe: put it in the "

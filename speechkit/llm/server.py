@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from speechkit import registry
-from speechkit.errors import SpeechkitError
 from speechkit.core.options import StageOptions, bounded
+from speechkit.errors import SpeechkitError
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,8 @@ class ServerOptions(StageOptions):
     """How the local server runs its model.
 
     ``n_ctx``: context window in tokens (prompt and answer together). ``n_threads``: CPU threads
-    (None: one per core; llama-cpp-python's own default is half the cores). ``n_gpu_layers``: layers offloaded to a GPU (-1: all; 0: CPU
+    (None: one per core; llama-cpp-python's own default is half the cores). ``n_gpu_layers``:
+    layers offloaded to a GPU (-1: all; 0: CPU
     only; needs a CUDA build of llama-cpp-python). ``startup_timeout_s``: how long to wait for the
     server to answer before giving up.
     """
@@ -134,7 +135,7 @@ class LocalServer:
         cmd += ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
         return cmd
 
-    def start(self) -> "LocalServer":
+    def start(self) -> LocalServer:
         """Start the server and wait until it answers (at most ``startup_timeout_s``)."""
         if self.running:
             return self
@@ -168,7 +169,7 @@ class LocalServer:
         raise ServerError(f"model {self.model}: the LLM server did not answer within "
                           f"{self.options.startup_timeout_s:g} s; see {self.log_file}")
 
-    def restart(self) -> "LocalServer":
+    def restart(self) -> LocalServer:
         """Start the server again on its port (after it died); counted in ``restarts``."""
         self.stop()
         self.restarts += 1
@@ -217,7 +218,7 @@ class LocalServer:
         except subprocess.TimeoutExpired:
             return None
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -21,8 +21,8 @@ interval when both move the same way): a comparison claims no significance over 
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -117,7 +117,8 @@ def paired_bootstrap(base: Sequence[Ratio], other: Sequence[Ratio], resamples: i
     """
     check_bootstrap_settings(resamples, seed)
     if len(base) != len(other):
-        raise ValueError(f"paired bootstrap needs one ratio per meeting for both systems, got {len(base)} and {len(other)}")
+        raise ValueError(f"paired bootstrap needs one ratio per meeting for both systems, "
+                         f"got {len(base)} and {len(other)}")
     a, b = micro(base), micro(other)
     if a.value is None or b.value is None:
         return Estimate(None)

@@ -10,8 +10,9 @@ scores.json order and the groups in the order tables show them.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal
 
 from speechkit.metrics.bootstrap import Ratio
 
@@ -29,7 +30,8 @@ class Metric:
 
     ``key``: its name in scores.json and on the command line. ``label``: its name in reports and
     comparisons; ``short``: the column header of the ``speechkit score`` table. ``group``: the kind of
-    metric tables show it with (:data:`TRANSCRIPT_GROUPS`, or a plug-in family's). ``better``: whether a lower or a higher value is better. ``unit``: what a value
+    metric tables show it with (:data:`TRANSCRIPT_GROUPS`, or a plug-in family's). ``better``:
+    whether a lower or a higher value is better. ``unit``: what a value
     is (:data:`FRACTION`; plots draw fractions on one axis). ``needs``: the inputs it needs, in
     the order :mod:`speechkit.scoring` checks them (the first one missing is the meeting's n/a
     reason). ``empty``: the n/a reason when a meeting's denominator is 0. ``from_details``: the

@@ -19,7 +19,8 @@ from whisper_normalizer.english import EnglishTextNormalizer
 
 from speechkit.transcript import Segment, Transcript
 
-NORMALIZER_NAME = f"whisper_normalizer.english.EnglishTextNormalizer (whisper-normalizer {version('whisper-normalizer')})"
+NORMALIZER_NAME = (f"whisper_normalizer.english.EnglishTextNormalizer "
+                   f"(whisper-normalizer {version('whisper-normalizer')})")
 
 _NORMALIZER = EnglishTextNormalizer()
 _KEPT_SYMBOLS = ".%$¢€£"  # what the normaliser keeps of punctuation (numbers, currencies)

@@ -1,7 +1,8 @@
 """Meeting-notes scores of one meeting: predicted :class:`~speechkit.notes.Notes` against its gold notes.
 
 Every score is a :class:`~speechkit.metrics.bootstrap.Ratio` (value None, "not applicable", when
-its denominator is 0; the notes metrics' catalogue entries, :mod:`speechkit.stages.summarize.metrics`, say why), so scores
+its denominator is 0; the notes metrics' catalogue entries,
+:mod:`speechkit.stages.summarize.metrics`, say why), so scores
 over meetings and their bootstrap intervals come out of the same machinery as the transcript
 metrics. :attr:`NotesScores.details` holds the counts each ratio is read back from (scores.json
 ``details.meeting_notes``) and what the report shows: the matched, missed and extra action items,
@@ -15,7 +16,8 @@ the decisions found and missed.
   agrees is preferred. Precision = matches / predicted, recall = matches / gold, F1 = 2 matches /
   (predicted + gold).
 - ``assignee_accuracy``: of the matched predicted items, the share whose assignee is written as
-  the gold person's canonical name, compared after :func:`speechkit.text_similarity.fold` (case, accents, punctuation and
+  the gold person's canonical name, compared after :func:`speechkit.text_similarity.fold`
+  (case, accents, punctuation and
   spacing). The scorer maps no nicknames: "Toby" for Tobias Tanaka is wrong at every level;
   resolving it is the system's job.
 - ``assignee_accuracy_partial``: the same with partial credit, the share of the canonical name's
@@ -38,15 +40,16 @@ the decisions found and missed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from speechkit.metrics.bootstrap import Ratio
-from speechkit.metrics.terms import occurs
 from speechkit.metrics.normalize import normalize
+from speechkit.metrics.terms import occurs
 from speechkit.notes import ActionItem, Decision, GoldNotes, Notes
 from speechkit.text_similarity import FUNCTION_WORDS, TextSimilarity, content_words, fold
 from speechkit.workspace import Workspace

@@ -29,16 +29,16 @@ workspace's scored meetings, are left out and named (:func:`ignored_answers`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
+from speechkit.io.questions import QUESTION_TYPES, Entity, MeetingQuestions, Question, gold_questions_of
 from speechkit.metrics.bootstrap import Ratio, bootstrap, micro
 from speechkit.metrics.catalog import FRACTION, Details, Metric
 from speechkit.metrics.normalize import normalize
-from speechkit.io.questions import QUESTION_TYPES, Entity, MeetingQuestions, Question, gold_questions_of
 from speechkit.text_similarity import content_words, fold
 from speechkit.workspace import Person, Workspace
-
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _ABBREVIATIONS = {"mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "weds": "wednesday",

@@ -20,8 +20,9 @@ embeddings, or, where that model is not installed, the lexical overlap (whose sc
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -8,8 +8,9 @@ Recall counts term types, not occurrences: a term spoken three times is found if
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from speechkit.metrics.bootstrap import Ratio
 from speechkit.metrics.normalize import normalize, normalize_term

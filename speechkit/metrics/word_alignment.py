@@ -103,7 +103,6 @@ def _time_cuts(stream: WordStream) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Where ``stream`` can be cut in time: indices k, and the times t (lo <= t <= hi) such that every
     word before k ends by t and every word from k on starts at t or later."""
     assert stream.times is not None
-    n = len(stream)
     lo = np.concatenate([[-np.inf], np.maximum.accumulate(stream.times[:, 1])])
     hi = np.concatenate([np.minimum.accumulate(stream.times[::-1, 0])[::-1], [np.inf]])
     k = np.flatnonzero(lo <= hi)

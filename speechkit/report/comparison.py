@@ -77,7 +77,8 @@ def comparison_markdown(comparison: Comparison, per_meeting: tuple[str, ...] = (
             values = [r.scores.meetings[mid].value(shown.key) for r in runs]
             deltas = [shown.format(None if v is None or values[0] is None else v - values[0], signed=True)
                       for v in values[1:]]
-            lines.append(f"| {mid} | " + " | ".join(shown.format(v) for v in values) + " | " + " | ".join(deltas) + " |")
+            lines.append(f"| {mid} | " + " | ".join(shown.format(v) for v in values) + " | "
+                         + " | ".join(deltas) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -15,7 +15,8 @@ def html_page(title: str, markdown_body: str, images: Mapping[str, bytes],
     from markdown_it import MarkdownIt
 
     for name, data in images.items():
-        markdown_body = markdown_body.replace(f"]({name})", f"](data:image/png;base64,{base64.b64encode(data).decode()})")
+        markdown_body = markdown_body.replace(f"]({name})",
+                                              f"](data:image/png;base64,{base64.b64encode(data).decode()})")
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px}img{max-width:100%}</style></head><body>",

@@ -45,7 +45,8 @@ def bars_with_ci(series: Mapping[str, Scores], title: str) -> bytes | None:
             low = [v - (e.get("ci_low") if e.get("ci_low") is not None else v) for v, e in zip(values, entries)]
             high = [(e.get("ci_high") if e.get("ci_high") is not None else v) - v for v, e in zip(values, entries)]
             ax.bar(x + i * width, values, width, yerr=[low, high], capsize=3, label=name)
-        ax.set_xticks(x + width * (len(series) - 1) / 2, [cat.metrics[m].label for m in metrics], rotation=20, ha="right")
+        ax.set_xticks(x + width * (len(series) - 1) / 2, [cat.metrics[m].label for m in metrics], rotation=20,
+                      ha="right")
         ax.set_ylim(0, max(1.0, ax.get_ylim()[1]))
         ax.set_title(f"{title}: {DIRECTIONS[direction]}")
         ax.legend(fontsize=8)

@@ -52,7 +52,8 @@ def _header(view: RunView) -> list[str]:
             f"recipe `{view.recipe_name}`" + (f", context level L{level}: {LEVELS[level]}" if level in LEVELS else "."),
             "", "Context levels:", "", *(f"- **L{n}**: {text}" for n, text in LEVELS.items()), "",
             "Scoring settings:", "",
-            *(f"- {key}: {value}" for key, value in settings.items() if value is not None and not isinstance(value, dict)),
+            *(f"- {key}: {value}" for key, value in settings.items()
+              if value is not None and not isinstance(value, dict)),
             ""]
 
 
@@ -70,7 +71,8 @@ def _aggregate(view: RunView) -> list[str]:
             row = f"| {metric(key).label} | {estimate(scores, metric(key))} |"
             if with_baselines:
                 row += " " + "; ".join(f"{label} {metric(key).format_estimate(baselines[b].get(key))}"
-                                       for b, label in BASELINES.items() if key in ("der", "jer") and b in baselines) + " |"
+                                       for b, label in BASELINES.items()
+                                       if key in ("der", "jer") and b in baselines) + " |"
             lines.append(row)
         lines.append("")
     if "aggregate" in view.plots:
@@ -95,7 +97,8 @@ def _component_rows(scores: Scores, key: str, detail: str, parts: tuple[str, ...
 
     def row(name: str, d: Mapping[str, Any], value: float | None) -> str:
         size = f"{d[total]:.1f}" if unit == "s" else f"{d[total]}"
-        return f"| {name} | {size} | {shown.format(value)} | " + " | ".join(share(d[k], d[total], unit) for k in parts) + " |"
+        return (f"| {name} | {size} | {shown.format(value)} | "
+                + " | ".join(share(d[k], d[total], unit) for k in parts) + " |")
 
     rows = [row(mid, m.detail(detail), m.value(key)) for mid, m in scores.meetings.items() if detail in m.details]
     summed = scores.components.get(key)
@@ -110,7 +113,8 @@ def _word_errors(view: RunView) -> list[str]:
     if not rows:
         return lines + [f"Not applicable: {cell(scores.not_applicable('wer'), 'no meetings')}.", ""]
     return lines + ["Each a share of the reference words (after normalisation; the count in brackets); the three "
-                    "add up to WER.", "", "| meeting | reference words | WER | substitutions | deletions | insertions |",
+                    "add up to WER.", "",
+                    "| meeting | reference words | WER | substitutions | deletions | insertions |",
                     "|---|---|---|---|---|---|", *rows, ""]
 
 
@@ -257,7 +261,8 @@ def _stage_cache(view: RunView) -> list[str]:
     hits, misses = counts.get("hits", {}), counts.get("misses", {})
     return ["## Stage cache", "", "Results taken from the stage cache (hits) and computed (misses), per stage.", "",
             "| stage | hits | misses |", "|---|---|---|",
-            *(f"| {stage} | {hits.get(stage, 0)} | {misses.get(stage, 0)} |" for stage in dict.fromkeys([*hits, *misses])),
+            *(f"| {stage} | {hits.get(stage, 0)} | {misses.get(stage, 0)} |"
+              for stage in dict.fromkeys([*hits, *misses])),
             ""]
 
 

@@ -71,7 +71,8 @@ def workspace_files(ws: Workspace, run: RunFolder) -> dict[str, Path]:
         inputs[f"the speaker turns of meeting {meeting.id}"] = run.transcript(meeting.id, TURNS_RTTM.suffix)
         inputs[f"the notes of meeting {meeting.id}"] = run.notes(meeting.id)
     for m in ws.meetings:
-        inputs.update({f"the {key} of meeting {m.id}": getattr(m, key) for key in ("reference", "rttm", "audio", "notes")})
+        inputs.update({f"the {key} of meeting {m.id}": getattr(m, key)
+                       for key in ("reference", "rttm", "audio", "notes")})
     return inputs
 
 

@@ -31,7 +31,8 @@ def _baseline_lines(scores: Mapping[str, Any]) -> list[str]:
     if scores["aggregate"]["der"]["value"] is None:
         return []
     return [f"{metric(k).short} {metric(k).format(scores['aggregate'][k]['value'])} against doing nothing: "
-            + "; ".join(f"{label} {metric(k).format(scores['baselines'][b][k]['value'])}" for b, label in BASELINES.items())
+            + "; ".join(f"{label} {metric(k).format(scores['baselines'][b][k]['value'])}"
+                        for b, label in BASELINES.items())
             for k in ("der", "jer")]
 
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from speechkit.core.stage import BackendStage, Spec, Stage
 from speechkit.core.options import StageOptions, bounded
 from speechkit.core.record import TRANSCRIPT, MeetingRecord
+from speechkit.core.stage import BackendStage, Spec, Stage
 from speechkit.transcript import Segment, Transcript, Word
 
 

@@ -34,14 +34,14 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import numpy as np
 
 from speechkit.cache import digest, file_digest
-from speechkit.core.stage import Spec, Stage, registered_class
 from speechkit.core.audio import SAMPLE_RATE, load_audio
-from speechkit.stages.cohort import DEFAULT_THRESHOLD as SNORM_THRESHOLD
-from speechkit.stages.cohort import cohort_for, normalized_scores
-from speechkit.core.vectors import l2_normalize
-from speechkit.stages.diarize.embedders import Embedder, ResemblyzerEmbedder
 from speechkit.core.options import StageOptions, bounded
 from speechkit.core.record import TRANSCRIPT, TURNS, VOICES, MeetingRecord
+from speechkit.core.stage import Spec, Stage, registered_class
+from speechkit.core.vectors import l2_normalize
+from speechkit.stages.cohort import DEFAULT_THRESHOLD as SNORM_THRESHOLD
+from speechkit.stages.cohort import cohort_for, normalized_scores
+from speechkit.stages.diarize.embedders import Embedder, ResemblyzerEmbedder
 from speechkit.transcript import name_segments
 
 if TYPE_CHECKING:
@@ -245,7 +245,8 @@ class CosineIdentifier:
         new ``Speaker N`` labels."""
         names: dict[str, str | None] = dict.fromkeys(centroids)
         if enrollments:
-            normalization, threshold, split_margin = self.options.normalization, self.threshold, self.options.split_margin
+            normalization, threshold = self.options.normalization, self.threshold
+            split_margin = self.options.split_margin
             cohort = cohort_for(enrollments) if normalization == "snorm" else None
             if normalization == "snorm" and cohort is None and len(enrollments) < 3:
                 log.warning("no impostor cohort for %d-dimensional %s embeddings and too few enrollments "

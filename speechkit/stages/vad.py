@@ -31,12 +31,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from speechkit import registry
-from speechkit.devices import onnx_cpu_session, resolve_device
-from speechkit.core.stage import BackendStage, Spec, Stage
 from speechkit.core.audio import SAMPLE_RATE, iter_audio_chunks
-from speechkit.stages.narrowband import narrowband_frames
 from speechkit.core.options import StageOptions, bounded
 from speechkit.core.record import MeetingRecord
+from speechkit.core.stage import BackendStage, Spec, Stage
+from speechkit.devices import onnx_cpu_session, resolve_device
+from speechkit.stages.narrowband import narrowband_frames
 
 log = logging.getLogger(__name__)
 

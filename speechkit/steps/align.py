@@ -18,10 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from speechkit.core.options import bounded
 from speechkit.core.stage import Spec
 from speechkit.core.step import Step, StepJob
 from speechkit.io.atomic import write_json
 from speechkit.io.notes import read_gold_notes, read_notes
+from speechkit.io.questions import default_questions_path, read_questions
 from speechkit.io.run_folder import TRANSCRIPT, RunFolder
 from speechkit.io.run_output import read_transcript
 from speechkit.llm import session
@@ -29,8 +31,6 @@ from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavail
 from speechkit.llm.run import checked_endpoint
 from speechkit.llm.schema import answer_token_limit
 from speechkit.metrics.qa_alignment import THRESHOLD, Alignment, align_summaries, align_texts
-from speechkit.core.options import bounded
-from speechkit.io.questions import default_questions_path, read_questions
 from speechkit.stages.summarize.llm import chunk_lines, transcript_lines
 from speechkit.text_similarity import TextSimilarity, text_similarity
 from speechkit.transcript import Transcript

@@ -35,10 +35,12 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
+from speechkit.core.options import bounded
 from speechkit.core.section import Section
 from speechkit.core.stage import Spec
 from speechkit.core.step import Step, StepJob
@@ -48,12 +50,11 @@ from speechkit.io.notes import read_gold_notes, run_notes
 from speechkit.io.run_folder import RunFolder
 from speechkit.io.run_view import RunView
 from speechkit.llm import session
-from speechkit.stages.summarize.metrics import NO_RUN_NOTES
 from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, NoAnswer, RequestFailed
 from speechkit.llm.session import EndpointUsage
 from speechkit.metrics.bootstrap import RESAMPLES, SEED, Ratio, bootstrap
 from speechkit.notes import GoldNotes, Notes
-from speechkit.core.options import bounded
+from speechkit.stages.summarize.metrics import NO_RUN_NOTES
 from speechkit.workspace import Person, Workspace
 
 log = logging.getLogger(__name__)
@@ -377,7 +378,8 @@ def format_judged(judged: Mapping[str, Any], where: str | Path = "") -> str:
     r, j = judged["requests"], judged["judge"]
     lines.append(f"judge {model} at {j['base_url']} (requested model {j['model']}); requests: {r['requests']}, "
                  f"from the cache: {r['cache_hits']}, failed: {r['failed']}; 95% CI from "
-                 f"{judged['bootstrap']['resamples']} bootstrap resamples of meetings (seed {judged['bootstrap']['seed']})")
+                 f"{judged['bootstrap']['resamples']} bootstrap resamples of meetings "
+                 f"(seed {judged['bootstrap']['seed']})")
     check = judged["check"]
     if check is not None:
         lines.append("judge check: " + ("passed (the reference itself scored 4-5, an unrelated summary 1-2 on "

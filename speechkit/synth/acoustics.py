@@ -55,7 +55,8 @@ def sample_condition(rng: np.random.Generator, attendees: tuple[str, ...], hard:
     gains = {pid: round(float(rng.uniform(-1.5, 1.5)), 2) for pid in attendees}
     if not hard:
         return Condition(kind="clean", snr_db=round(float(rng.uniform(30, 40)), 1), gains_db=gains)
-    room = (round(float(rng.uniform(5, 9)), 2), round(float(rng.uniform(4, 7)), 2), round(float(rng.uniform(2.7, 3.3)), 2))
+    room = (round(float(rng.uniform(5, 9)), 2), round(float(rng.uniform(4, 7)), 2),
+            round(float(rng.uniform(2.7, 3.3)), 2))
     remote: tuple[str, ...] = ()
     if len(attendees) >= 2 and rng.random() < hybrid_p:
         count = 2 if len(attendees) >= 4 and rng.random() < 0.3 else 1
@@ -64,7 +65,8 @@ def sample_condition(rng: np.random.Generator, attendees: tuple[str, ...], hard:
             gains[pid] = round(float(rng.uniform(-4, -1)), 2)
     return Condition(kind="hybrid" if remote else "room", snr_db=round(float(rng.uniform(18, 25)), 1), gains_db=gains,
                      rt60=round(float(rng.uniform(0.2, 0.35)), 2), room=room, remote=remote,
-                     remote_rt60=round(float(rng.uniform(0.15, 0.25)), 2) if remote and rng.random() < remote_room_p else 0.0,
+                     remote_rt60=(round(float(rng.uniform(0.15, 0.25)), 2)
+                                  if remote and rng.random() < remote_room_p else 0.0),
                      codec=Codec() if remote else None)
 
 

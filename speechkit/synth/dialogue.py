@@ -135,7 +135,8 @@ class _MeetingWriter:
         j1, j2, j3 = (self.next_term(project, "jargon") for _ in range(3))
         n = self.next_term(project, "number")
         self.say(self.host, self.pick(("{x}, where are we on {p}?", "{x}, can you give us a quick update on {t}?",
-                                       "So {x}, how is {p} going?")), x=self.address(who), p=project.name, t=project.topic)
+                                       "So {x}, how is {p} going?")),
+                 x=self.address(who), p=project.name, t=project.topic)
         a, b = self.rng.choice(len(project.statuses), size=2, replace=False)
         first, second = project.statuses[a], project.statuses[b].replace("{j}", "{k}")
         unit = f" {n.unit}" if n.unit else ""
@@ -164,7 +165,8 @@ class _MeetingWriter:
         self.say(asker, "{x}, did you get a chance to " + item.task + "?", x=self.address(who), j=term)
         if self.rng.random() < 0.7:
             status = self.pick(project.statuses)
-            self.say(who, "Yes, that's done. " + status[0].upper() + status[1:] + ".", j=self.next_term(project, "jargon"))
+            self.say(who, "Yes, that's done. " + status[0].upper() + status[1:] + ".",
+                     j=self.next_term(project, "jargon"))
             item.closed_in = self.plan.id
         else:
             self.say(who, "Not yet, I'm waiting on {y} for {j}. Should be done by {d}.",
@@ -187,7 +189,8 @@ class _MeetingWriter:
         self.backchannel(voter)
         self.say(self.host, f"Okay, let's go with {choice} then.", j=j)
         self.state.decisions.append(Decision(
-            id=f"d{len(self.state.decisions) + 1}", project=project.id, question=canonical_text(render(question, {"j": j})),
+            id=f"d{len(self.state.decisions) + 1}", project=project.id,
+            question=canonical_text(render(question, {"j": j})),
             choice=canonical_text(render(choice, {"j": j})), meeting=self.plan.id))
 
     def assign(self, project: Project) -> None:

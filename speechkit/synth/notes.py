@@ -7,8 +7,9 @@ every fact. Written to ``meetings/<id>/notes.json`` (docs/workspace-format.md).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from speechkit.io.notes import default_notes_path, write_notes
 from speechkit.notes import ActionItem, Decision, Fact, GoldNotes

@@ -9,8 +9,9 @@ differently (the same task given to two people) is left out. Written to
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from speechkit.io.questions import Entity, MeetingQuestions, Question, default_questions_path, write_questions
 from speechkit.workspace import Meeting

@@ -237,7 +237,8 @@ def _meetings(rng: np.random.Generator, seed: int, people: tuple[Persona, ...], 
             focus.append(other[int(rng.integers(len(other)))])
         host = roster[int(rng.integers(len(roster)))]
         names = [people[ids.index(r)].first_name for r in roster]
-        title = {"standup": "Team stand-up", "review": f"{projects[[p.id for p in projects].index(focus[0])].name.canonical} review",
+        title = {"standup": "Team stand-up",
+                 "review": f"{projects[[p.id for p in projects].index(focus[0])].name.canonical} review",
                  "1:1": f"{names[0]} / {names[1]} 1:1"}[kind]
         when = dt.datetime.combine(day, dt.time(9 + int(rng.integers(0, 7)), int(rng.choice([0, 30]))))
         plans.append(MeetingPlan(id=f"m{i + 1:02d}", date=when, kind=kind, title=title, host=host,

@@ -25,9 +25,9 @@ from math import gcd
 
 import numpy as np
 
+from speechkit.core.audio import SAMPLE_RATE
 from speechkit.devices import onnx_cpu_session
 from speechkit.errors import SpeechkitError
-from speechkit.core.audio import SAMPLE_RATE
 
 _FRAME = 0.01
 
@@ -97,7 +97,8 @@ def _pitch_shift(audio: np.ndarray, rate: int, cents: int) -> np.ndarray:
         run = subprocess.run(["sox", "-D", *fmt, "-", *fmt, "-", "pitch", str(cents)],
                              input=audio.astype("<f4").tobytes(), capture_output=True, check=True)
     except FileNotFoundError:
-        raise SpeechkitError("sox is not installed (apt-get install sox); it is needed for pitch-shifted voices") from None
+        raise SpeechkitError("sox is not installed (apt-get install sox); "
+                             "it is needed for pitch-shifted voices") from None
     out = np.frombuffer(run.stdout, dtype="<f4")
     # sox keeps the duration up to a few samples; pad or cut to the exact length so word times hold.
     return np.pad(out, (0, max(0, len(audio) - len(out))))[:len(audio)]

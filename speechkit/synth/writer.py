@@ -16,9 +16,9 @@ Layout of the workspace folder::
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -175,7 +175,8 @@ def synthesize_workspace(out: str | Path, options: SynthOptions = SynthOptions()
         verbatim, canonical = _transcripts(state, r)
         write_seglst(folder / "reference.json", [verbatim])
         write_seglst(folder / "canonical.json", [canonical])
-        write_rttm(folder / "reference.rttm", [Transcript(plan.id, [replace(s, speaker_name=None) for s in verbatim.segments])])
+        write_rttm(folder / "reference.rttm",
+                   [Transcript(plan.id, [replace(s, speaker_name=None) for s in verbatim.segments])])
         meetings.append(Meeting(
             id=plan.id, date=plan.date, audio=folder / "audio.flac", title=plan.title, kind=plan.kind,
             reference=folder / "reference.json", rttm=folder / "reference.rttm", canonical=folder / "canonical.json",
@@ -230,7 +231,8 @@ def synthesize_workspace(out: str | Path, options: SynthOptions = SynthOptions()
     write_json(root / "truth" / "state.json", _plain(truth))
     all_terms = list(dict.fromkeys(t for m in meetings for t in (*m.terms.jargon, *m.terms.numbers)))
     unspoken = [t.canonical for t in state.terms() if t.canonical not in all_terms]
-    ws = Workspace(name=options.name or f"synth-{options.seed}", root=root, people=tuple(people), meetings=tuple(meetings),
+    ws = Workspace(name=options.name or f"synth-{options.seed}", root=root, people=tuple(people),
+                   meetings=tuple(meetings),
                    terms=TermSet(numbers=tuple(t for t in [*all_terms, *unspoken] if kinds[t] == "number"),
                                  jargon=tuple(t for t in [*all_terms, *unspoken] if kinds[t] == "jargon")),
                    artifacts=tuple(registered), metadata=_plain(metadata))

@@ -20,14 +20,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from speechkit.io.seglst import segments_from_rows, segments_to_rows
+from speechkit.core.audio import read_blocks, span_blocks
+from speechkit.core.record import FLAGGED_SPANS, MeetingRecord
 from speechkit.core.section import Section
 from speechkit.core.stage import BackendStage, Spec, Stage, model_identity
+from speechkit.io.seglst import segments_from_rows, segments_to_rows
 from speechkit.stages.asr.biasing import AsrOptions, Biasing
 from speechkit.stages.asr.loop_control import DecodeStats
 from speechkit.stages.asr.report import loop_control
-from speechkit.core.audio import read_blocks, span_blocks
-from speechkit.core.record import FLAGGED_SPANS, MeetingRecord
 
 __all__ = ["AsrOptions", "AsrStage", "Biasing", "DecodeStats", "Recognition", "Recognizer", "build"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from speechkit.meeting_context import Biasing
 from speechkit.core.options import StageOptions, bounded
+from speechkit.meeting_context import Biasing
 
 __all__ = ["AsrOptions", "Biasing"]
 

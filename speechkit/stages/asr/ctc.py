@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from speechkit import registry
+from speechkit.core.options import bounded
 from speechkit.devices import resolve_device
 from speechkit.errors import ModelNotAvailableError
 from speechkit.lm import arpa_unigrams, cached_arpa, load_lm, normalize_text
 from speechkit.stages.asr import Recognition
 from speechkit.stages.asr.biasing import AsrOptions, Biasing
-from speechkit.core.options import bounded
 from speechkit.transcript import Segment, Word
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ DEFAULT_MODEL = "wav2vec2-base-960h"
 
 
 def build_decoder(labels: Sequence[str], lm_path: str | Path | None = None, *, alpha: float = 0.5,
-                  beta: float = 1.0, unk_score_offset: float = -4.0) -> "BeamSearchDecoderCTC":
+                  beta: float = 1.0, unk_score_offset: float = -4.0) -> BeamSearchDecoderCTC:
     """A pyctcdecode beam-search decoder over ``labels``, fused with the ARPA LM at ``lm_path``.
 
     ``labels`` has one character per log-probability column: ``""`` is the CTC blank, ``" "``
@@ -91,7 +91,7 @@ def _word_confidences(logprobs: np.ndarray, labels: Sequence[str],
 
 
 def decode_logprobs(logprobs: np.ndarray, labels: Sequence[str], *,
-                    decoder: "BeamSearchDecoderCTC | None" = None,
+                    decoder: BeamSearchDecoderCTC | None = None,
                     hotwords: Sequence[str] = (), hotword_weight: float = 10.0,
                     beam_width: int = 64, frame_s: float = 0.02,
                     offset_s: float = 0.0) -> list[Word]:

@@ -79,7 +79,7 @@ class DecodeStats:
             self.flagged[reason] = self.flagged.get(reason, 0) + 1
         self.flagged_spans += spans
 
-    def add(self, other: "DecodeStats", offset: float = 0.0) -> None:
+    def add(self, other: DecodeStats, offset: float = 0.0) -> None:
         """Add ``other``'s counts, its spans moved by ``offset`` seconds."""
         for name in self.COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -97,7 +97,7 @@ class DecodeStats:
                 "flagged_spans": [[round(s, 3), round(e, 3)] for s, e in self.flagged_spans]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "DecodeStats":
+    def from_dict(cls, data: dict[str, Any]) -> DecodeStats:
         return cls(**{name: int(data.get(name, 0)) for name in cls.COUNTS}, flagged=dict(data.get("flagged", {})),
                    flagged_spans=[(float(s), float(e)) for s, e in data.get("flagged_spans", [])])
 

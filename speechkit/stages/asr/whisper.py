@@ -42,12 +42,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, Literal
 
 import numpy as np
 
 from speechkit import registry
+from speechkit.core.audio import SAMPLE_RATE, span_blocks
+from speechkit.core.options import OptionError, bounded
 from speechkit.devices import default_compute_type, resolve_device
 from speechkit.errors import SpeechkitError, brief
 from speechkit.stages.asr import Recognition
@@ -55,8 +57,6 @@ from speechkit.stages.asr.biasing import AsrOptions, Biasing
 from speechkit.stages.asr.clips import Piece, join_clips, pack_clips, plan_clips, span_index
 from speechkit.stages.asr.loop_control import LoopControl, Window
 from speechkit.stages.asr.prompt_budget import MAX_PROMPT_TOKENS, fit_biasing
-from speechkit.core.audio import SAMPLE_RATE, span_blocks
-from speechkit.core.options import OptionError, bounded
 from speechkit.transcript import Segment, Word
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ def whisper_languages() -> tuple[str, ...]:
     return tuple(_LANGUAGE_CODES)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_model(path: str, device: str = "cpu", compute_type: str = "int8", cpu_threads: int = 0) -> Any:
     """The process's :func:`new_model` for these arguments (loaded on first use)."""
     return new_model(path, device, compute_type, cpu_threads)

@@ -6,7 +6,8 @@ and returns a :class:`CorrectionResult`: the corrected transcript and what it di
 Every rewrite of a turn passes :mod:`speechkit.stages.correct.guards` or is rejected, so a corrector
 changes nothing but vocabulary spans.
 
-Backends (``BACKENDS``; ``make_backend("correct", NAME, **options)`` builds one from keyword options): ``lexicon`` (constrained phonetic/orthographic
+Backends (``BACKENDS``; ``make_backend("correct", NAME, **options)`` builds one from keyword
+options): ``lexicon`` (constrained phonetic/orthographic
 replacement gated by ASR confidence or an LM, :mod:`~speechkit.stages.correct.lexicon`) and ``llm``
 (an OpenAI-compatible chat endpoint, :mod:`~speechkit.stages.correct.llm`).
 """
@@ -18,12 +19,12 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
-from speechkit.io.seglst import segments_from_rows, segments_to_rows
+from speechkit.core.record import TRANSCRIPT, MeetingRecord
 from speechkit.core.section import Section
 from speechkit.core.stage import BackendStage, Spec, Stage
+from speechkit.io.seglst import segments_from_rows, segments_to_rows
 from speechkit.stages.correct.report import corrections
 from speechkit.stages.correct.spoken import Entry
-from speechkit.core.record import TRANSCRIPT, MeetingRecord
 from speechkit.transcript import Segment, Transcript, Word
 from speechkit.workspace import Person, TermSet
 
@@ -52,7 +53,7 @@ class Vocabulary:
 
     @classmethod
     def build(cls, terms: TermSet | Iterable[str] = (), people: Iterable[Person] = (),
-              lm_text: str | None = None) -> "Vocabulary":
+              lm_text: str | None = None) -> Vocabulary:
         """A vocabulary from a term set (numbers and jargon) and a roster."""
         words = [*terms.numbers, *terms.jargon] if isinstance(terms, TermSet) else list(terms)
         people = list(people)
@@ -85,7 +86,8 @@ class Edit:
     """One accepted replacement: words ``start:end`` of segment ``segment`` became ``new``.
 
     ``gate`` says why it was allowed: ``respelling`` (the entry split over several words),
-    ``spoken-form`` (the words were exactly a spoken form of the entry), ``confidence`` (the ASR was unsure), ``lm`` (the workspace LM prefers it) or
+    ``spoken-form`` (the words were exactly a spoken form of the entry), ``confidence``
+    (the ASR was unsure), ``lm`` (the workspace LM prefers it) or
     ``llm`` (an LLM proposed it and the guards passed it).
     """
 

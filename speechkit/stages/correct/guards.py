@@ -17,8 +17,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-from speechkit.stages.correct.spoken import Entry, normalize_word, possessive, score_matrix
 from speechkit.core.options import StageOptions, bounded
+from speechkit.stages.correct.spoken import Entry, normalize_word, possessive, score_matrix
 
 
 @dataclass(frozen=True)

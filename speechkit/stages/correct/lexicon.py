@@ -41,11 +41,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from speechkit.stages.correct import (CorrectionResult, CorrectionStats, Edit, Rejection, Vocabulary,
-    rebuild, replace_span, segment_words)
+from speechkit.core.options import StageOptions, bounded
+from speechkit.stages.correct import (
+    CorrectionResult,
+    CorrectionStats,
+    Edit,
+    Rejection,
+    Vocabulary,
+    rebuild,
+    replace_span,
+    segment_words,
+)
 from speechkit.stages.correct.guards import GuardOptions, check_rewrite
 from speechkit.stages.correct.spoken import EDGE_PUNCTUATION, Entry, compact, normalize_word, possessive, score_matrix
-from speechkit.core.options import StageOptions, bounded
 from speechkit.transcript import Segment, Transcript, Word
 
 log = logging.getLogger(__name__)
@@ -96,7 +104,8 @@ class LexiconOptions(StageOptions):
     Matching (scores in [0, 1], see :func:`~speechkit.stages.correct.spoken.score_matrix`):
     ``min_score``: a strong match; ``min_common_score``: a strong match by a span of common
     English words only (wordfreq Zipf frequency at least ``common_zipf``): "to perform" (0.84) is
-    not "Terraform", "cafe ka" (0.86) is "Kafka"; a lone common word is only ever a weak match, unless it is a spoken form of the
+    not "Terraform", "cafe ka" (0.86) is "Kafka"; a lone common word is only ever a weak match,
+    unless it is a spoken form of the
     entry; ``min_short_score``: the least score for entries of at most four letters/digits ("CI",
     "Dev"), which have no weak matches; ``min_weak_score``: a weak match.
     ``max_span_words``: longest span considered (also at most the longest form + 2 words).
@@ -108,7 +117,8 @@ class LexiconOptions(StageOptions):
     ``missing_confidence``). The LM supports a candidate when the workspace LM (:func:`lm_gain`,
     mean log10 probability per affected word) prefers the corrected turn by at least
     ``lm_margin``, and vetoes it when it prefers the original by ``lm_veto`` or more. A strong
-    match needs an unsure ASR or LM support; a weak match needs both. ``lm_order``: order of the n-gram LM built from ``Vocabulary.lm_text``.
+    match needs an unsure ASR or LM support; a weak match needs both. ``lm_order``: order of
+    the n-gram LM built from ``Vocabulary.lm_text``.
     ``guards``: the turn guards (:class:`GuardOptions`; a mapping of its fields in a recipe).
     """
 

@@ -29,13 +29,22 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from speechkit.core.options import bounded
 from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, RequestFailed
-from speechkit.stages.correct import (BatchIssue, CorrectionResult, CorrectionStats, Edit, Rejection,
-    Vocabulary, rebuild, replace_span, segment_words)
+from speechkit.stages.correct import (
+    BatchIssue,
+    CorrectionResult,
+    CorrectionStats,
+    Edit,
+    Rejection,
+    Vocabulary,
+    rebuild,
+    replace_span,
+    segment_words,
+)
 from speechkit.stages.correct.guards import GuardOptions, check_rewrite
 from speechkit.stages.correct.lexicon import LexiconCorrector, LexiconOptions, Proposal
 from speechkit.stages.correct.spoken import normalize_word, spoken_forms
-from speechkit.core.options import bounded
 from speechkit.transcript import Segment, Transcript, Word
 
 log = logging.getLogger(__name__)
@@ -240,7 +249,7 @@ class LLMCorrector:
                          has_speakers=transcript.has_speakers)
         return CorrectionResult(out, stats)
 
-    def _choice_request(self, batch: list["_Choice"], segments: list[Segment],
+    def _choice_request(self, batch: list[_Choice], segments: list[Segment],
                         vocabulary: Vocabulary) -> tuple[list[dict[str, str]], dict]:
         """The messages and the answer's JSON schema for a batch of spans."""
         # the terms at stake only: a long list costs a small model time and attention

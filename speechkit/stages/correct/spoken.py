@@ -240,12 +240,12 @@ class Form:
     key: str
 
     @classmethod
-    def of(cls, spoken: str) -> "Form":
+    def of(cls, spoken: str) -> Form:
         words = tuple(spoken.split())
         return cls(words=words, compact="".join(words), key=phonetic_key(words))
 
 
-def score_matrix(spans: list[tuple[str, ...]], entries: "list[Entry] | tuple[Entry, ...]") -> np.ndarray:
+def score_matrix(spans: list[tuple[str, ...]], entries: list[Entry] | tuple[Entry, ...]) -> np.ndarray:
     """Closeness in [0, 1] of each span of normalised recognised words to each entry.
 
     Per spoken form, the mean of an orthographic ratio (rapidfuzz Indel ratio on the letters
@@ -284,7 +284,7 @@ class Entry:
     forms: tuple[Form, ...]
 
     @classmethod
-    def of(cls, canonical: str, kind: str) -> "Entry":
+    def of(cls, canonical: str, kind: str) -> Entry:
         return cls(canonical, kind, tuple(Form.of(f) for f in spoken_forms(canonical)))
 
     @property

@@ -22,9 +22,9 @@ import numpy as np
 
 from speechkit import registry
 from speechkit.cache import digest
-from speechkit.io.seglst import segments_from_rows, segments_to_rows
-from speechkit.core.stage import BackendStage, Spec, Stage
 from speechkit.core.record import TURNS, MeetingRecord
+from speechkit.core.stage import BackendStage, Spec, Stage
+from speechkit.io.seglst import segments_from_rows, segments_to_rows
 from speechkit.transcript import Segment, Transcript
 
 BACKENDS = {

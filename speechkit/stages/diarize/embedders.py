@@ -28,14 +28,19 @@ from typing import Any, Protocol
 import numpy as np
 
 from speechkit import registry
-from speechkit.devices import resolve_device
-from speechkit.errors import ModelNotAvailableError
 from speechkit.core.audio import SAMPLE_RATE
+from speechkit.core.options import StageOptions, bounded
 from speechkit.core.stage import registered_class
 from speechkit.core.vectors import l2_normalize
-from speechkit.stages.diarize.voice_encoder import (HOP, NORM_TARGET_DBFS, VoiceEncoder, power_spectrogram,
-                                                    trim_long_silences)
-from speechkit.core.options import StageOptions, bounded
+from speechkit.devices import resolve_device
+from speechkit.errors import ModelNotAvailableError
+from speechkit.stages.diarize.voice_encoder import (
+    HOP,
+    NORM_TARGET_DBFS,
+    VoiceEncoder,
+    power_spectrogram,
+    trim_long_silences,
+)
 
 #: The registry name of the ECAPA model the ``ecapa`` embedder loads by default.
 ECAPA_MODEL = "speechbrain-ecapa-voxceleb"

@@ -35,12 +35,12 @@ from typing import Any
 import numpy as np
 
 from speechkit.core.audio import SAMPLE_RATE, read_blocks, span_blocks
-from speechkit.stages.diarize import Diarization, speaker_label
-from speechkit.stages.diarize.clustering import Method, cluster_windows
-from speechkit.core.vectors import l2_normalize
-from speechkit.stages.diarize.embedders import Embedder, embedder_class, make_embedder
 from speechkit.core.options import StageOptions, bounded
 from speechkit.core.record import MeetingRecord
+from speechkit.core.vectors import l2_normalize
+from speechkit.stages.diarize import Diarization, speaker_label
+from speechkit.stages.diarize.clustering import Method, cluster_windows
+from speechkit.stages.diarize.embedders import Embedder, embedder_class, make_embedder
 from speechkit.transcript import Segment
 
 FRAME_S = 0.01

@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 
 from speechkit import registry
-from speechkit.devices import resolve_device
-from speechkit.errors import ModelNotAvailableError
 from speechkit.core.audio import SAMPLE_RATE, load_audio
-from speechkit.stages.diarize import Diarization, speaker_label
-from speechkit.core.vectors import l2_normalize
-from speechkit.stages.diarize.embedders import _prepare, _same_length_batches, _window_bounds
 from speechkit.core.options import StageOptions, bounded
 from speechkit.core.record import MeetingRecord
+from speechkit.core.vectors import l2_normalize
+from speechkit.devices import resolve_device
+from speechkit.errors import ModelNotAvailableError
+from speechkit.stages.diarize import Diarization, speaker_label
+from speechkit.stages.diarize.embedders import _prepare, _same_length_batches, _window_bounds
 from speechkit.transcript import Segment
 
 #: The registry name of the pipeline the backend loads by default (pyannote 4's community-1).

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
+from speechkit.core.audio import SAMPLE_RATE
 from speechkit.devices import onnx_cpu_session
 from speechkit.errors import ModelNotAvailableError
-from speechkit.core.audio import SAMPLE_RATE
 
 # Resemblyzer's hyperparameters (resemblyzer/hparams.py), at its 16 kHz sample rate.
 N_FFT = 400  # 25 ms

@@ -20,14 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from speechkit.core.record import NOTES, MeetingRecord
+from speechkit.core.section import Section
+from speechkit.core.stage import BackendStage, Spec, Stage, registered_class
+from speechkit.io.notes import write_notes
+from speechkit.io.run_folder import RunFolder
 from speechkit.notes import Notes
 from speechkit.stages.summarize.metrics import NotesFamily
 from speechkit.stages.summarize.report import meeting_notes
-from speechkit.core.section import Section
-from speechkit.core.stage import BackendStage, Spec, Stage, registered_class
-from speechkit.core.record import NOTES, MeetingRecord
-from speechkit.io.notes import write_notes
-from speechkit.io.run_folder import RunFolder
 
 BACKENDS = {
     "extractive": "speechkit.stages.summarize.extractive:ExtractiveSummarizer",

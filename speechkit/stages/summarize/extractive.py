@@ -23,12 +23,12 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
+from speechkit.core.options import StageOptions, bounded
 from speechkit.meeting_context import NotesContext
 from speechkit.notes import ActionItem, Decision, Notes
-from speechkit.core.options import StageOptions, bounded
 from speechkit.text_similarity import FUNCTION_WORDS, fold
 from speechkit.transcript import Transcript
 from speechkit.workspace import Person
@@ -166,7 +166,8 @@ def _reply(turns: list[_Turn], index: int, reach: int) -> int | None:
                  if turns[j].speaker != turns[index].speaker), None)
 
 
-def _action_items(turns: list[_Turn], roster: Roster, options: ExtractiveOptions) -> tuple[list[ActionItem], set[tuple[int, int]]]:
+def _action_items(turns: list[_Turn], roster: Roster,
+                  options: ExtractiveOptions) -> tuple[list[ActionItem], set[tuple[int, int]]]:
     items: list[ActionItem] = []
     used: set[tuple[int, int]] = set()
     requests: list[tuple[int, int]] = []  # (turn, item) of each request

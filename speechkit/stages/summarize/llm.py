@@ -26,11 +26,11 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
+from speechkit.core.options import bounded
 from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, NoAnswer
 from speechkit.llm.schema import answer_token_limit
 from speechkit.meeting_context import NotesContext
 from speechkit.notes import MAX_ITEMS, MAX_SUMMARY_CHARS, ActionItem, Decision, Notes
-from speechkit.core.options import bounded
 from speechkit.text_similarity import fold
 from speechkit.transcript import Transcript
 
@@ -88,7 +88,8 @@ def notes_schema(max_items: int, max_summary_chars: int) -> dict[str, Any]:
 
     properties = {
         "summary": text(max_summary_chars),
-        "action_items": items({"assignee": text(_NAME_CHARS), "description": text(_TEXT_CHARS), "due": text(_DUE_CHARS)}),
+        "action_items": items({"assignee": text(_NAME_CHARS), "description": text(_TEXT_CHARS),
+                               "due": text(_DUE_CHARS)}),
         "decisions": items({"topic": text(_TEXT_CHARS), "choice": text(_TEXT_CHARS)}),
         "outline": {"type": "array", "maxItems": max_items, "items": text(_TEXT_CHARS)},
     }

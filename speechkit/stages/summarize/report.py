@@ -48,7 +48,8 @@ def _meeting_notes(meeting: MeetingScores) -> list[str]:
         lines += [f"- ✓ {cell(d['topic'])}: {cell(d['choice'])} (notes: {cell(d['stated'])})" if d["found"]
                   else f"- ✗ missed: {cell(d['topic'])}: {cell(d['choice'])}" for d in decisions] + [""]
     if notes["facts_missed"]:
-        lines += ["Gold facts the summary does not state: " + "; ".join(cell(f).rstrip(".") for f in notes["facts_missed"]), ""]
+        lines += ["Gold facts the summary does not state: "
+                  + "; ".join(cell(f).rstrip(".") for f in notes["facts_missed"]), ""]
     return lines
 
 

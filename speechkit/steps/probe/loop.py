@@ -23,13 +23,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from speechkit.core.options import OptionError, bounded
 from speechkit.llm.client import ClientOptions, NoAnswer
 from speechkit.steps.probe.inputs import MeetingMaterial
 from speechkit.steps.probe.labels import label, severe
 from speechkit.steps.probe.novelty import NoveltyFilter
 from speechkit.steps.probe.roles import DEMANDS, Roles
 from speechkit.steps.probe.scoreboard import Scoreboard
-from speechkit.core.options import OptionError, bounded
 
 log = logging.getLogger(__name__)
 

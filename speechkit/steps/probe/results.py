@@ -10,8 +10,9 @@ answer, scores and label, the scoreboard and why the loop stopped, and the summa
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from speechkit.io.atomic import write_json
 from speechkit.steps.probe.loop import MeetingProbes, ProbeOptions
@@ -38,7 +39,8 @@ def probe_document(level: int, workspace: str, endpoint: dict[str, Any], options
                    meetings: Sequence[MeetingProbes]) -> dict[str, Any]:
     """The content of probe.json."""
     return {"format": PROBE_FORMAT, "level": level, "workspace": workspace, "endpoint": endpoint,
-            "options": options.as_dict(), "summary": summarize(meetings), "meetings": {m.meeting: m.as_dict() for m in meetings}}
+            "options": options.as_dict(), "summary": summarize(meetings),
+            "meetings": {m.meeting: m.as_dict() for m in meetings}}
 
 
 def write_probe(path: str | Path, document: dict[str, Any]) -> None:

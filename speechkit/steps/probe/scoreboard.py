@@ -11,10 +11,12 @@ finding is *dead* and never picked again.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from speechkit.steps.probe.labels import Label
+
 
 @dataclass
 class DemandRecord:

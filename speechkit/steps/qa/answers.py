@@ -53,7 +53,8 @@ def read_answers(path: str | Path) -> dict[str, dict[str, str] | None]:
 
 
 def answers_document(backend: dict[str, Any], workspace: str, meetings: dict[str, Any],
-                     not_applicable: dict[str, str], settings: dict[str, Any], scores: dict[str, Any]) -> dict[str, Any]:
+                     not_applicable: dict[str, str], settings: dict[str, Any],
+                     scores: dict[str, Any]) -> dict[str, Any]:
     """The ``qa.json`` mapping (the module docstring's layout)."""
     return {"schema": QA_SCHEMA, "backend": backend, "workspace": workspace, "meetings": meetings,
             "not_applicable": not_applicable, "settings": settings, "scores": scores}

@@ -22,13 +22,14 @@ key word gets the empty answer.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from speechkit.metrics.qa import normalized
-from speechkit.io.run_output import MeetingOutput
-from speechkit.io.questions import Ask
 from speechkit.core.options import StageOptions
+from speechkit.io.questions import Ask
+from speechkit.io.run_output import MeetingOutput
+from speechkit.metrics.qa import normalized
 from speechkit.stages.summarize.extractive import REQUEST, Roster, extract_notes, split_sentences
 from speechkit.text_similarity import content_words
 
@@ -89,7 +90,8 @@ class ExtractiveAnswerer:
         roster = Roster(output.context.roster)
         extracted = extract_notes(output.transcript, output.context.roster or None)
         notes = [n for n in (output.notes, extracted) if n is not None]
-        turns = [(seg.speaker_name or seg.speaker, s) for seg in output.transcript.segments for s in split_sentences(seg.text)]
+        turns = [(seg.speaker_name or seg.speaker, s) for seg in output.transcript.segments
+                 for s in split_sentences(seg.text)]
 
         def person(name: str | None) -> str:
             found = roster.resolve(name)
@@ -102,7 +104,8 @@ class ExtractiveAnswerer:
         for ask in asks:
             if ask.type in ("who_owns", "due"):
                 found = item(ask)
-                out[ask.id] = "" if found is None else person(found.assignee) if ask.type == "who_owns" else found.due or ""
+                out[ask.id] = ("" if found is None else person(found.assignee) if ask.type == "who_owns"
+                               else found.due or "")
             elif ask.type == "decision":
                 found = next((d for n in notes if (d := _best(ask, n.decisions, lambda d: f"{d.topic} {d.choice}"))),
                              None)

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, NoAnswer
-from speechkit.io.run_output import MeetingOutput
-from speechkit.io.questions import Ask
 from speechkit.core.options import bounded
+from speechkit.io.questions import Ask
+from speechkit.io.run_output import MeetingOutput
+from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavailable, NoAnswer
 from speechkit.stages.summarize.llm import chunk_lines, transcript_lines
 
 log = logging.getLogger(__name__)

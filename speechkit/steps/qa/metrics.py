@@ -18,7 +18,6 @@ from speechkit.metrics.family import ScoringRun, StepFamily
 from speechkit.metrics.qa import QUESTION_METRICS, QUESTIONS, RULES, aggregate, ignored_answers, score_run
 from speechkit.steps.qa.answers import read_answers
 
-
 log = logging.getLogger(__name__)
 
 
