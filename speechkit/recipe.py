@@ -32,9 +32,10 @@ The recipes shipped with speechkit live in the package (``speechkit/recipes``,
 also reachable as ``recipes/`` in a checkout); ``l1``..``l3`` and ``ctc-l1``..``ctc-l3`` name a
 shipped recipe at a level.
 
-``resources`` names ``vad``, ``diarize``, ``asr`` (the stages that need no context, run over
-every meeting first) and ``workspace`` (the worker that runs a workspace's meetings in calendar
-order with their context); see :class:`StageResources`. The local executor ignores it.
+``resources`` names stages (the Ray executor runs those that read the recording over every
+meeting first: docs/ray.md) and ``workspace`` (the worker that runs a workspace's meetings in
+calendar order with their context); see :class:`StageResources`. The local executor ignores it.
+``steps`` names the post-run steps (:mod:`speechkit.steps`), each a mapping of its options.
 """
 from __future__ import annotations
 
