@@ -31,12 +31,13 @@ ONEDNN_ISA = $(if $(filter GENERIC,$(ISA)),SSE41,$(ISA))
 ISA_TESTS := tests/test_loops.py tests/test_asr_whisper.py tests/test_l2_context.py tests/test_transcribe_cli.py \
 	tests/test_single_speaker.py tests/test_runner.py tests/test_reproducible.py
 
-.PHONY: setup system-packages env lint test test-isa test-fast test-ray test-llm bench eval-real recipe clean help
+.PHONY: setup system-packages env lint test test-slow test-isa test-ray test-llm bench eval-real recipe clean help
 
 help:
 	@echo "make setup      install system packages and the Python environment (.venv)"
 	@echo "make lint       check the code with ruff (pyproject.toml's [tool.ruff])"
-	@echo "make test       run the test suite (all but the Ray tests)"
+	@echo "make test       run the test suite (all but the slow end-to-end and the Ray tests)"
+	@echo "make test-slow  run the slow end-to-end tests (CI runs them after make test)"
 	@echo "make test-isa   the decoding tests on another instruction set [ISA=AVX2|GENERIC]"
 	@echo "make test-ray   run the Ray executor tests (start a local Ray cluster)"
 	@echo "make test-llm   run the end-to-end tests of the packaged LLM on the local llama.cpp server (minutes)"
@@ -79,14 +80,16 @@ env:
 lint:
 	$(BIN)/ruff check .
 
+# `make test` leaves out the slowest end-to-end tests (marked slow: whole runs in fresh processes,
+# the benchmark, an installed wheel); `make test-slow` runs them, as CI does after `make test`.
 test:
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow and not ray"
+
+test-slow:
+	$(BIN)/python -m pytest -q -m "slow and not ray"
 
 test-isa:
 	CT2_FORCE_CPU_ISA=$(ISA) ONEDNN_MAX_CPU_ISA=$(ONEDNN_ISA) $(BIN)/python -m pytest -q $(ISA_TESTS)
-
-test-fast:
-	$(BIN)/python -m pytest -q -m "not slow and not ray"
 
 test-ray:
 	$(BIN)/python -m pytest -q -m ray

@@ -16,6 +16,8 @@ import pytest
 from benchmarks.bench import CONFIGS, JFK, BenchOptions, run_bench
 from speechkit.stages.asr.clips import pack_clips
 
+pytestmark = pytest.mark.slow  # the benchmark itself, every configuration on the bench audio
+
 
 def positive(x: object) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x) and x > 0

@@ -50,6 +50,7 @@ def test_offline_ctc_recipe_exits_2_naming_the_fetch_command(workspace, tmp_path
     assert "`speechkit models fetch wav2vec2-base-960h`" in errors[0]
 
 
+@pytest.mark.slow  # every CTC recipe at every level on a built model
 def test_shipped_ctc_recipes_run_end_to_end_on_a_model_where_the_registry_looks(workspace, tiny_model, tmp_path):
     """The test-built wav2vec2 put in the registry's local folder under the recipe's model name;
     then `make recipe` runs ctc and ctc-llm (the second reuses the first's cached stages)."""

@@ -159,6 +159,7 @@ def real_ws(tmp_path_factory, make_real_workspace) -> Path:
     return make_real_workspace(tmp_path_factory.mktemp("real"))
 
 
+@pytest.mark.slow  # a run killed and resumed, against a whole run
 def test_killed_run_resumes_to_byte_identical_outputs(real_ws, tmp_path, real_meetings):
     out = tmp_path / "run"
     args = _speechkit("run", "l2", "--workspace", str(real_ws), "--out", str(out))

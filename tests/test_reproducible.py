@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import yaml
 
 from speechkit.core.audio import load_audio
@@ -32,6 +34,7 @@ def _run(recipe: Path, ws: Path, out: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+@pytest.mark.slow  # two whole runs in fresh processes
 def test_a_run_repeated_in_a_fresh_process_gives_the_same_bytes(tmp_path: Path, make_real_workspace):
     """Two runs of the real two-meeting workspace at L2 (the second meeting gets the first one's
     context) into fresh folders, each in its own process, with sampling on every window."""
