@@ -2,7 +2,7 @@
 server, offline): a demo meeting's words at L3 give schema-valid notes, no answer rejected.
 
 Slow on a loaded CPU (minutes: the schema-constrained sampling of up to ``max_tokens`` tokens),
-so marked ``slow``; ``make test`` runs it, ``make test-fast`` leaves it out.
+so marked ``slow``: ``make test-slow`` runs it, ``make test`` leaves it out.
 """
 from __future__ import annotations
 
