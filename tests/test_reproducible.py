@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import yaml
 
 from speechkit.core.audio import load_audio
