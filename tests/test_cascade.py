@@ -3,6 +3,8 @@ key is None, two meetings never share one, results are stored by stage name and 
 through their own JSON form, and a stage gets the stages it reads at build time."""
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from speechkit.cache import StageCache
@@ -85,6 +87,18 @@ def test_results_are_held_by_stage_name_and_round_trip(records, cascade):
         again = stage.result_type.from_dict(result.to_dict())
         assert again.to_dict() == result.to_dict(), name
     assert record.result("asr").stats.windows >= 1 and record.result("asr").summary()["windows"] >= 1
+
+
+def test_a_result_pickles_without_the_stages_models(records, cascade):
+    """A Ray worker pickles each meeting's result for the driver: the stages (loaded models) stay behind."""
+    from speechkit.cascade import CascadeResult
+    record = next(iter(records.values()))
+    result = CascadeResult.from_record(record)
+    again = pickle.loads(pickle.dumps(result))
+    assert again.transcript == result.transcript and again.outputs.keys() == result.outputs.keys()
+    assert again.record.results.keys() == record.results.keys() and record.stages
+    with pytest.raises(RuntimeError, match="no stages"):
+        again.record.outputs()
 
 
 def test_stored_results_are_served_from_the_cache_on_a_second_record(workspace, records, cascade):

@@ -84,6 +84,11 @@ class MeetingRecord:
         context's ``expected_speakers`` (L3: the size of the meeting's invite), else None (estimated)."""
         return self.num_speakers if self.num_speakers is not None else self.context.expected_speakers
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What a pickle keeps (a Ray worker sends its results to the driver): the inputs, results,
+        keys and timings, not the stage objects, which hold loaded models."""
+        return {**self.__dict__, "stages": ()}
+
     def result(self, stage: str) -> Any:
         """The result of an earlier stage; raises if that stage has not run on this record."""
         if stage not in self.results:
@@ -93,6 +98,9 @@ class MeetingRecord:
     def outputs(self) -> dict[str, Any]:
         """The meeting's outputs so far (see the module docstring): each stage that has run, in
         cascade order, sets or refines them from its result."""
+        if self.results and not self.stages:
+            raise RuntimeError(f"{self.audio}: a record read back from a pickle has no stages; "
+                               "its CascadeResult holds the outputs")
         out: dict[str, Any] = {}
         for stage in self.stages:
             if stage.name in self.results:
