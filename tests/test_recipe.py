@@ -295,3 +295,22 @@ def test_the_fewest_meetings_for_significance_is_a_recipe_option(tmp_path):
     assert load_recipe(tmp_path / "few.yaml").statistics.min_meetings == 2
     with pytest.raises(RecipeError, match=r"statistics\.min_meetings: expected an integer"):
         recipe.with_settings({"statistics.min_meetings": "many"})
+
+
+def test_the_l3_ablation_is_a_context_option_recorded_with_the_recipe(tmp_path):
+    """``context.ablate`` is set in the recipe or by --set, checked, and round-trips through run.json's
+    recipe; each stream it leaves out has its run folder under a --level all folder."""
+    from speechkit.io.run_folder import ABLATION_FOLDERS, LevelsFolder
+    from speechkit.recipe import ABLATIONS, Recipe
+    recipe = load_recipe("whisper", level=3)
+    assert recipe.context.ablate == "none" and recipe.to_dict()["context"]["ablate"] == "none"
+    ablated = recipe.with_settings({"context.ablate": "text"})
+    assert ablated.to_dict()["context"]["ablate"] == "text"
+    assert Recipe.from_dict(ablated.to_dict()).context.ablate == "text"
+    (tmp_path / "a.yaml").write_text("level: 3\ncontext: {ablate: enrollments}\n" + STAGES_OK)
+    assert load_recipe(tmp_path / "a.yaml").context.ablate == "enrollments"
+    with pytest.raises(RecipeError, match=r"context\.ablate: expected one of none, enrollments, text.*did you mean"):
+        recipe.with_settings({"context.ablate": "txt"})
+    assert ABLATIONS == ("enrollments", "text") and set(ABLATION_FOLDERS) == set(ABLATIONS)
+    folders = {LevelsFolder(tmp_path).ablation(s).root.name for s in ABLATIONS}
+    assert folders == {"l3-no-enrollments", "l3-no-text"} and not folders & {"l1", "l2", "l3", "cache"}
