@@ -314,3 +314,54 @@ def test_the_l3_ablation_is_a_context_option_recorded_with_the_recipe(tmp_path):
     assert ABLATIONS == ("enrollments", "text") and set(ABLATION_FOLDERS) == set(ABLATIONS)
     folders = {LevelsFolder(tmp_path).ablation(s).root.name for s in ABLATIONS}
     assert folders == {"l3-no-enrollments", "l3-no-text"} and not folders & {"l1", "l2", "l3", "cache"}
+
+
+def test_recipe_all_with_ablations_runs_l3_without_each_stream_and_compares(tmp_path, monkeypatch, capsys):
+    """`speechkit recipe --level all --ablations`: L1, L2, L3, then L3 with ``context.ablate`` set to
+    each stream, into their level folders, and the comparison with the ablation's section (an
+    executor that writes each run's hypotheses, the references with words dropped, and scores them)."""
+    import json
+
+    import speechkit.executors
+    from speechkit.cli import main
+    from speechkit.io import read_transcripts
+    from speechkit.io.manifest import load_workspace
+    from speechkit.io.seglst import write_seglst
+    from speechkit.runner import RunResult
+    from speechkit.scoring import score_workspace
+    from speechkit.transcript import Segment, Transcript
+
+    ran = []
+
+    class Scripted:
+        name = "local"
+
+        def run(self, recipe, jobs, progress=True):
+            ran.append((recipe.level, recipe.context.ablate, jobs[0].out.name, jobs[0].cache))
+            keep = {"none": 9, "enrollments": 7, "text": 3}[recipe.context.ablate] - (3 - recipe.level)
+            ws = jobs[0].workspace
+            for meeting in ws.scored_meetings:
+                [ref] = read_transcripts(meeting.reference).values()
+                segments = [Segment(s.start, s.end, s.speaker, " ".join(w for i, w in enumerate(s.text.split())
+                                                                        if i % keep), speaker_name=s.speaker)
+                            for s in ref.segments]
+                write_seglst(jobs[0].out / "transcripts" / f"{meeting.id}.json", [Transcript(meeting.id, segments)])
+            return [RunResult(jobs[0].out, score_workspace(ws, jobs[0].out, out=jobs[0].out / "scores.json"), {})]
+
+    monkeypatch.setattr(speechkit.executors, "make_executor", lambda name, address: Scripted())
+    demo = REPO / "workspaces" / "demo"
+    out = tmp_path / "levels"
+    assert main(["recipe", "--level", "all", "--ablations", "--workspace", str(demo), "--out", str(out)]) == 0
+    assert ran == [(1, "none", "l1", out / "cache"), (2, "none", "l2", out / "cache"), (3, "none", "l3", out / "cache"),
+                   (3, "enrollments", "l3-no-enrollments", out / "cache"), (3, "text", "l3-no-text", out / "cache")]
+    md = (out / "comparison.md").read_text()
+    assert "## The L3 ablation: which stream the L1 -> L3 gain comes from" in md
+    assert "| metric | L1 | L3 w/o enrollments | L3 w/o text | L3 | gain L3 - L1 |" in md
+    assert "| kind | L1 | L2 | L3 | L3 w/o enrollments | L3 w/o text |" in md
+    ablation = json.loads((out / "comparison.json").read_text())["ablation"]
+    values = ablation["values"]
+    assert values["L3"]["wer"] < values["L3 w/o enrollments"]["wer"] < values["L3 w/o text"]["wer"]
+    assert ablation["without"]["text"]["path"] == str(out / "l3-no-text")
+    assert "whisper-l3 without text" in capsys.readouterr().out
+    scored = json.loads((out / "l3-no-text" / "scores.json").read_text())["meetings"]
+    assert list(scored) == [m.id for m in load_workspace(demo).scored_meetings]
