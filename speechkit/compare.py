@@ -12,6 +12,10 @@ significant, but only over at least ``min_meetings`` meetings (default
 (``n=2 meetings < 5: no significance claimed``) and the comparison logs it. The method is
 documented in docs/scores-schema.md ("Paired comparisons").
 
+The L3 ablation (:func:`ablation`, ``speechkit recipe --level all --ablations``) splits each
+metric's L1 -> L3 gain between the L3 streams with the same paired deltas: L3 - L1, and L3 - L3
+without each stream.
+
 Used by ``speechkit compare RUN_A RUN_B ...`` and by the level comparison that
 ``speechkit recipe --level all`` writes; :mod:`speechkit.report` renders a :class:`Comparison`
 (``comparison.md``/``.html``/``.json``).

@@ -173,13 +173,6 @@ def _budget_words(parts: list[str], tokens: int) -> str:
     return " ".join(words[: int(tokens / 1.3)])
 
 
-def spoken_names(person: Person) -> list[str]:
-    """What people call ``person`` (name, then nicknames), without a name that is only the
-    person's id: importers copy the id where a corpus has no names (AMI's ``MEE089``), and an id
-    is no word for the recognizer to expect."""
-    return [n for n in (person.name, *person.nicknames) if n != person.id]
-
-
 def fields_from_earlier_meetings(level: int) -> frozenset[str]:
     """The fields of the :class:`MeetingContext` that :func:`build_context` fills from the system's
     outputs for earlier meetings at ``level`` (none at L1)."""
@@ -198,7 +191,7 @@ def _add_workspace_text(ws: Workspace, meeting: Meeting, budget: ContextBudget, 
     """Add the workspace text to ``ctx`` (roster names, jargon, the terms of the documents dated
     up to the meeting, the prompt, their LM text); the hot words with theirs first."""
     for person in ws.people:
-        if spoken_names(person):
+        if person.spoken_names:
             ctx.names[person.name] = list(person.nicknames)
     ctx.add("roster names", len(ctx.names))
     ctx.add("roster names left out (only the person's id)", len(ws.people) - len(ctx.names))
@@ -209,9 +202,9 @@ def _add_workspace_text(ws: Workspace, meeting: Meeting, budget: ContextBudget, 
     doc_terms = [t for text in texts for t in artifact_terms(text, budget.rare_zipf)]
     ctx.add("artifact documents", len(documents))
     ctx.terms = list(dict.fromkeys(jargon + doc_terms + ctx.terms))
-    names = [n for person in ws.people for n in spoken_names(person)]
+    names = [n for person in ws.people for n in person.spoken_names]
     agenda = [a.read_text() for a in ws.artifacts_for(meeting.id) if a.kind == "agenda"]
-    attendees = [n for pid in meeting.attendees for n in spoken_names(ws.person(pid))[:1]]
+    attendees = [n for pid in meeting.attendees for n in ws.person(pid).spoken_names[:1]]
     prompt = _budget_words([meeting.title or "", "Attendees: " + ", ".join(attendees) + "." if attendees else "",
         "Terms: " + ", ".join(jargon) + "." if jargon else "", *agenda], budget.prompt_tokens)
     ctx.biasing.prompt = prompt

@@ -62,8 +62,7 @@ class Vocabulary:
     def of(cls, people: Iterable[Person], jargon: Iterable[str]) -> Vocabulary:
         """The vocabulary of ``people`` (a name that is only the person's id is no word anyone says)
         and the ``jargon`` terms."""
-        names = {word for person in people for name in (person.name, *person.nicknames) if name != person.id
-                 for word in normalize(name).split()}
+        names = {word for person in people for name in person.spoken_names for word in normalize(name).split()}
         terms = {tuple(normalize_term(term).split()) for term in jargon}
         return cls(frozenset(names - FUNCTION_WORDS), tuple(sorted(t for t in terms if t)))
 

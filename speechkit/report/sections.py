@@ -127,7 +127,7 @@ def _word_errors(view: RunView) -> list[str]:
                     "|---|---|---|---|---|---|", *rows, ""]
 
 
-def word_error_kind_rows(kinds: Mapping[str, Mapping[str, int]]) -> list[str]:
+def _word_error_kind_rows(kinds: Mapping[str, Mapping[str, int]]) -> list[str]:
     """Table rows: per kind of word (:data:`~speechkit.metrics.word_kinds.KINDS`), its reference
     words, substitutions, deletions, insertions and errors, and its share of all errors; then all."""
     total = sum(kinds[k]["errors"] for k in KINDS)
@@ -150,7 +150,7 @@ def _word_error_kinds(view: RunView) -> list[str]:
             f"\"Word errors by kind\"). Over {summed['meetings']} meeting(s); the kinds add up to WER's "
             "errors. The last column: the kind's share of all errors (the count in brackets).", "",
             "| kind | reference words | substitutions | deletions | insertions | errors | share of errors |",
-            "|---|---|---|---|---|---|---|", *word_error_kind_rows(summed["kinds"]), ""]
+            "|---|---|---|---|---|---|---|", *_word_error_kind_rows(summed["kinds"]), ""]
 
 
 def _der_of(details: Mapping[str, Any] | None) -> float | None:
