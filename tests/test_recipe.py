@@ -300,7 +300,7 @@ def test_the_fewest_meetings_for_significance_is_a_recipe_option(tmp_path):
 def test_the_l3_ablation_is_a_context_option_recorded_with_the_recipe(tmp_path):
     """``context.ablate`` is set in the recipe or by --set, checked, and round-trips through run.json's
     recipe; each stream it leaves out has its run folder under a --level all folder."""
-    from speechkit.io.run_folder import ABLATION_FOLDERS, LevelsFolder
+    from speechkit.io.run_folder import ABLATION_FOLDERS, LevelsFolder, level_folders
     from speechkit.recipe import ABLATIONS, Recipe
     recipe = load_recipe("whisper", level=3)
     assert recipe.context.ablate == "none" and recipe.to_dict()["context"]["ablate"] == "none"
@@ -314,6 +314,10 @@ def test_the_l3_ablation_is_a_context_option_recorded_with_the_recipe(tmp_path):
     assert ABLATIONS == ("enrollments", "text") and set(ABLATION_FOLDERS) == set(ABLATIONS)
     folders = {LevelsFolder(tmp_path).ablation(s).root.name for s in ABLATIONS}
     assert folders == {"l3-no-enrollments", "l3-no-text"} and not folders & {"l1", "l2", "l3", "cache"}
+    for name in ("l3-no-text", "l1", "l3"):  # the steps' commands take every finished run of the folder
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "run.json").write_text("{}")
+    assert [run.root.name for run in level_folders(tmp_path)] == ["l1", "l3", "l3-no-text"]
 
 
 def test_recipe_all_with_ablations_runs_l3_without_each_stream_and_compares(tmp_path, monkeypatch, capsys):

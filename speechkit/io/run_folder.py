@@ -217,13 +217,16 @@ def default_run(family: str, workspace: str, level: int) -> RunFolder:
 
 def level_folders(path: str | Path) -> list[RunFolder]:
     """The run folders under ``path``: itself when it holds run.json, else its level folders
-    ``l1``, ``l2``, ``l3`` that do (what ``speechkit recipe --level all`` writes)."""
+    ``l1``, ``l2``, ``l3`` and the L3 ablation's that do (what ``speechkit recipe --level all
+    [--ablations]`` writes)."""
     path = Path(path)
     if not path.is_dir():
         raise FormatError(path, "run folder not found")
     if RunFolder(path).is_finished():
         return [RunFolder(path)]
-    levels = [run for n in LEVEL_FOLDERS if (run := LevelsFolder(path).level(n)).is_finished()]
+    folder = LevelsFolder(path)
+    runs = [*(folder.level(n) for n in LEVEL_FOLDERS), *(folder.ablation(s) for s in ABLATION_FOLDERS)]
+    levels = [run for run in runs if run.is_finished()]
     if not levels:
         raise FormatError(path, "not a run folder: no run.json, and no level folders l1, l2, l3 holding one")
     return levels
