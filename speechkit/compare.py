@@ -12,6 +12,10 @@ significant, but only over at least ``min_meetings`` meetings (default
 (``n=2 meetings < 5: no significance claimed``) and the comparison logs it. The method is
 documented in docs/scores-schema.md ("Paired comparisons").
 
+The L3 ablation (:func:`ablation`, ``speechkit recipe --level all --ablations``) splits each
+metric's L1 -> L3 gain between the L3 streams with the same paired deltas: L3 - L1, and L3 - L3
+without each stream.
+
 Used by ``speechkit compare RUN_A RUN_B ...`` and by the level comparison that
 ``speechkit recipe --level all`` writes; :mod:`speechkit.report` renders a :class:`Comparison`
 (``comparison.md``/``.html``/``.json``).
@@ -198,11 +202,13 @@ class Comparison:
     resamples: int
     seed: int
     min_meetings: int = MIN_MEETINGS
+    ablation: Ablation | None = None  # the L3 ablation, when it was run (--ablations)
 
     @property
     def significance_withheld(self) -> list[str]:
         """Each distinct reason why a delta claims no significance (too few meetings), in order."""
-        reasons = (d.significance_withheld for per in self.deltas.values() for d in per.values())
+        deltas = [*self.deltas.values(), *(self.ablation.deltas().values() if self.ablation else ())]
+        reasons = (d.significance_withheld for per in deltas for d in per.values())
         return list(dict.fromkeys(r for r in reasons if r))
 
     def as_dict(self) -> dict[str, Any]:
@@ -212,7 +218,8 @@ class Comparison:
                               "speaker_consistency": "pairs of distinct meetings of each draw",
                               "min_meetings": self.min_meetings},
                 "significance_withheld": self.significance_withheld,
-                "deltas": {name: {m: d.as_dict() for m, d in per.items()} for name, per in self.deltas.items()}}
+                "deltas": {name: {m: d.as_dict() for m, d in per.items()} for name, per in self.deltas.items()},
+                **({"ablation": self.ablation.as_dict()} if self.ablation else {})}
 
 
 def compare(runs: list[Run], metrics: tuple[str, ...] | None = None, resamples: int = RESAMPLES,
@@ -236,3 +243,47 @@ def compare(runs: list[Run], metrics: tuple[str, ...] | None = None, resamples: 
         log.warning("%s", reason)
     return comparison
 
+
+
+# The L3 ablation (``speechkit recipe --level all --ablations``; paper section 5.3).
+
+@dataclass(frozen=True)
+class Ablation:
+    """The split of each metric's L1 -> L3 gain between the L3 streams: L1 (``base``), L3
+    (``full``) and L3 without each stream (``without``: stream -> run, ``context.ablate``);
+    ``gain``: metric -> L3 - L1; ``shares``: stream -> metric -> L3 - L3 without the stream (what
+    the stream adds with the others present), each a paired :class:`Delta` as :func:`compare`
+    gives. The shares need not add up to the gain: streams may overlap or need each other."""
+
+    base: Run
+    full: Run
+    without: dict[str, Run]
+    gain: dict[str, Delta]
+    shares: dict[str, dict[str, Delta]]
+
+    def deltas(self) -> dict[str, dict[str, Delta]]:
+        """The gain and each stream's share, by name (``gain``, ``enrollments``, ``text``)."""
+        return {"gain": self.gain, **self.shares}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"base": self.base.name, "full": self.full.name,
+                "without": {stream: {"name": r.name, "path": str(r.path)} for stream, r in self.without.items()},
+                "values": {r.name: {m: r.scores.value(m) for m in self.gain}
+                           for r in (self.base, *self.without.values(), self.full)},
+                "deltas": {name: {m: d.as_dict() for m, d in per.items()} for name, per in self.deltas().items()}}
+
+
+def ablation(base: Run, full: Run, without: Mapping[str, Run], metrics: tuple[str, ...] | None = None,
+             resamples: int = RESAMPLES, seed: int = SEED, min_meetings: int = MIN_MEETINGS) -> Ablation:
+    """The L3 ablation of ``metrics`` (None: every one, in table order): the gain of ``full`` (L3)
+    over ``base`` (L1) and what ``full`` loses without each stream (``without``), paired deltas
+    over the meetings as in :func:`compare`; the runs must be comparable (:func:`check_comparable`)."""
+    check_comparable([base, full, *without.values()])
+    metrics = metrics or catalogue().table_order
+
+    def delta(a: Run, b: Run) -> dict[str, Delta]:
+        return paired_deltas(a.scores, b.scores, metrics, resamples, seed, names=(str(a.path), str(b.path)),
+                             min_meetings=min_meetings)
+
+    return Ablation(base, full, dict(without), delta(base, full),
+                    {stream: delta(run, full) for stream, run in without.items()})

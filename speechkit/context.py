@@ -11,6 +11,12 @@
   of invitees as the diarizer's speaker count (``context.invite_speaker_count``), the jargon
   list, the meeting's agenda, and the emails and slides dated up to the meeting.
 
+The L3 ablation (``context.ablate``, :class:`speechkit.recipe.ContextBudget`) leaves one L3 stream
+out: ``enrollments`` the voice enrollments only; ``text`` the workspace text (roster names, jargon,
+the documents' terms, the prompt, the L3 part of the LM text and of the hot words, and the notes
+context's roster, emails and agenda), keeping the L2 streams, the enrollments and the invite's
+speaker count (:func:`has_workspace_text`).
+
 The notes context (:func:`notes_context`, what the ``summarize`` stage may know) follows the same
 levels: L1 nothing; L2 the system's own notes of the earlier meetings; L3 also the roster, a
 digest of the emails dated before the meeting and its title, kind and agenda, each under a byte
@@ -167,19 +173,44 @@ def _budget_words(parts: list[str], tokens: int) -> str:
     return " ".join(words[: int(tokens / 1.3)])
 
 
-def spoken_names(person: Person) -> list[str]:
-    """What people call ``person`` (name, then nicknames), without a name that is only the
-    person's id: importers copy the id where a corpus has no names (AMI's ``MEE089``), and an id
-    is no word for the recognizer to expect."""
-    return [n for n in (person.name, *person.nicknames) if n != person.id]
-
-
 def fields_from_earlier_meetings(level: int) -> frozenset[str]:
     """The fields of the :class:`MeetingContext` that :func:`build_context` fills from the system's
     outputs for earlier meetings at ``level`` (none at L1)."""
     if level < 2:
         return frozenset()
     return frozenset({"prior_speakers", "terms", "lm_text", "biasing", "notes"})
+
+
+def has_workspace_text(level: int, budget: ContextBudget) -> bool:
+    """Whether a context at ``level`` holds the workspace text (L3, unless ``context.ablate: text``)."""
+    return level >= 3 and budget.ablate != "text"
+
+
+def _add_workspace_text(ws: Workspace, meeting: Meeting, budget: ContextBudget, ctx: MeetingContext,
+                        hotwords: list[str]) -> list[str]:
+    """Add the workspace text to ``ctx`` (roster names, jargon, the terms of the documents dated
+    up to the meeting, the prompt, their LM text); the hot words with theirs first."""
+    for person in ws.people:
+        if person.spoken_names:
+            ctx.names[person.name] = list(person.nicknames)
+    ctx.add("roster names", len(ctx.names))
+    ctx.add("roster names left out (only the person's id)", len(ws.people) - len(ctx.names))
+    jargon = list(ws.terms.jargon)
+    ctx.add("jargon list", len(jargon))
+    documents = ws.artifacts_before(meeting)
+    texts = [a.read_text() for a in documents]
+    doc_terms = [t for text in texts for t in artifact_terms(text, budget.rare_zipf)]
+    ctx.add("artifact documents", len(documents))
+    ctx.terms = list(dict.fromkeys(jargon + doc_terms + ctx.terms))
+    names = [n for person in ws.people for n in person.spoken_names]
+    agenda = [a.read_text() for a in ws.artifacts_for(meeting.id) if a.kind == "agenda"]
+    attendees = [n for pid in meeting.attendees for n in ws.person(pid).spoken_names[:1]]
+    prompt = _budget_words([meeting.title or "", "Attendees: " + ", ".join(attendees) + "." if attendees else "",
+        "Terms: " + ", ".join(jargon) + "." if jargon else "", *agenda], budget.prompt_tokens)
+    ctx.biasing.prompt = prompt
+    ctx.add("prompt words", len(prompt.split()), int(budget.prompt_tokens / 1.3))
+    ctx.lm_text = "\n".join([*texts, " ".join(jargon), " ".join(names), ctx.lm_text])
+    return list(dict.fromkeys(jargon + names + doc_terms + hotwords))
 
 
 def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[PriorMeeting],
@@ -200,36 +231,24 @@ def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[Prior
         ctx.terms += own
         ctx.lm_text = confident_text(prior, budget.prior_min_confidence)
     if level >= 3:
-        invited = set(meeting.attendees) or {p.id for p in ws.people}  # the invite, when there is one
-        for person in ws.people:
-            if spoken_names(person):
-                ctx.names[person.name] = list(person.nicknames)
-            if person.enrollments and person.id in invited:
-                ctx.enrollments[person.name] = list(person.enrollments)
-        ctx.add("roster names", len(ctx.names))
-        ctx.add("roster names left out (only the person's id)", len(ws.people) - len(ctx.names))
-        ctx.add("voice enrollments of the invited", len(ctx.enrollments))
+        if budget.ablate == "enrollments":
+            ctx.add("voice enrollments left out (context.ablate: enrollments)", 0)
+        else:
+            invited = set(meeting.attendees) or {p.id for p in ws.people}  # the invite, when there is one
+            for person in ws.people:
+                if person.enrollments and person.id in invited:
+                    ctx.enrollments[person.name] = list(person.enrollments)
+            ctx.add("voice enrollments of the invited", len(ctx.enrollments))
         if meeting.attendees and budget.invite_speaker_count:
             ctx.expected_speakers = len(meeting.attendees)
             ctx.add("speaker count (the invite's size)", ctx.expected_speakers)
-        jargon = list(ws.terms.jargon)
-        ctx.add("jargon list", len(jargon))
-        documents = ws.artifacts_before(meeting)
-        texts = [a.read_text() for a in documents]
-        doc_terms = [t for text in texts for t in artifact_terms(text, budget.rare_zipf)]
-        ctx.add("artifact documents", len(documents))
-        ctx.terms = list(dict.fromkeys(jargon + doc_terms + ctx.terms))
-        names = [n for person in ws.people for n in spoken_names(person)]
-        hotwords = list(dict.fromkeys(jargon + names + doc_terms + hotwords))
-        agenda = [a.read_text() for a in ws.artifacts_for(meeting.id) if a.kind == "agenda"]
-        attendees = [n for pid in meeting.attendees for n in spoken_names(ws.person(pid))[:1]]
-        prompt = _budget_words([meeting.title or "", "Attendees: " + ", ".join(attendees) + "." if attendees else "",
-            "Terms: " + ", ".join(jargon) + "." if jargon else "", *agenda], budget.prompt_tokens)
-        ctx.biasing.prompt = prompt
-        ctx.add("prompt words", len(prompt.split()), int(budget.prompt_tokens / 1.3))
-        ctx.lm_text = "\n".join([*texts, " ".join(jargon), " ".join(names), ctx.lm_text])
+        if budget.ablate == "text":
+            ctx.add("workspace text left out (context.ablate: text)", 0)
+        else:
+            hotwords = _add_workspace_text(ws, meeting, budget, ctx, hotwords)
     ctx.biasing.hotwords = hotwords[: budget.hotwords]
-    ctx.biasing.verify_hotwords = level == 2  # the system's own words only where they are used (L3: all)
+    # the system's own words only where they are used (L2, and L3 without the workspace text); else all
+    ctx.biasing.verify_hotwords = not has_workspace_text(level, budget)
     ctx.add("hot words", len(ctx.biasing.hotwords), budget.hotwords)
     ctx.biasing.lm_text = ctx.lm_text or None
     ctx.notes = notes_context(ws, meeting, level, prior, budget, ctx)
@@ -278,13 +297,14 @@ def notes_context(ws: Workspace, meeting: Meeting, level: int, prior: list[Prior
     """What the notes backend may know of ``meeting`` at ``level``, each addition cut to its byte
     budget and logged in ``ctx``: L1 nothing; L2 the system's own notes of the earlier meetings
     (newest first); L3 also the roster (whole people), a digest of the emails dated before the
-    meeting (:func:`emails_before`, newest first) and the meeting's title, kind and agenda."""
+    meeting (:func:`emails_before`, newest first) and the meeting's title, kind and agenda (not
+    with ``context.ablate: text``)."""
     if level < 2:
         return NotesContext()
     earlier = cut_utf8("\n".join(notes_digest(p) for p in reversed(prior) if p.notes is not None),
                        budget.notes_prior_bytes)
     ctx.add("notes: earlier meetings' notes (bytes)", len(earlier.encode()), budget.notes_prior_bytes)
-    if level < 3:
+    if not has_workspace_text(level, budget):
         return NotesContext(earlier_notes=earlier)
     roster, used = [], 0
     for person in ws.people:

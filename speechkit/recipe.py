@@ -45,7 +45,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from speechkit.core.options import OptionError, StageOptions, bounded
 from speechkit.core.stage import Spec
@@ -61,6 +61,10 @@ RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources", "ste
 #: What ``resources`` names besides the stages: the worker that runs a workspace's meetings.
 WORKSPACE_WORKER = "workspace"
 LEVELS = (1, 2, 3)
+#: ``context.ablate``: the L3 stream left out (none: the whole L3 context).
+Ablation = Literal["none", "enrollments", "text"]
+#: The streams the L3 ablation leaves out, one run each (``speechkit recipe --level all --ablations``).
+ABLATIONS: tuple[str, ...] = get_args(Ablation)[1:]
 _LEVEL_NAME = re.compile(r"^(?:(?P<family>[\w.-]+)-)?l(?P<level>[123])$")
 
 
@@ -97,6 +101,11 @@ class ContextBudget(StageOptions):
     ``invite_speaker_count``: at L3 the number of people a meeting invited (its manifest's
     attendees) is the diarizer's speaker count; an invited person who never speaks then splits
     another voice in two (false: the count is estimated, as at L1 and L2).
+    ``ablate`` (none, enrollments, text): the L3 ablation, one L3 stream left out
+    (:func:`speechkit.context.build_context`): ``enrollments`` the voice enrollments; ``text`` the
+    workspace text (roster names, jargon, the documents' terms, the prompt, their LM text and hot
+    words, the notes context's roster, emails and agenda), keeping the L2 streams, the enrollments
+    and the invite's speaker count. L1 and L2 have neither stream, so it changes nothing there.
     """
 
     prompt_tokens: int = bounded(200, ge=0, le=100_000)
@@ -110,6 +119,7 @@ class ContextBudget(StageOptions):
     notes_emails_bytes: int = bounded(1200, ge=0, le=1_000_000)
     notes_agenda_bytes: int = bounded(400, ge=0, le=1_000_000)
     invite_speaker_count: bool = True
+    ablate: Ablation = "none"
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,13 @@ class Person:
     def first_name(self) -> str:
         return self.name.split()[0]
 
+    @property
+    def spoken_names(self) -> list[str]:
+        """What people call this person (name, then nicknames), without a name that is only the
+        person's id: importers copy the id where a corpus has no names (AMI's ``MEE089``), and an
+        id is no word anyone says."""
+        return [n for n in (self.name, *self.nicknames) if n != self.id]
+
     def answers_to(self, name: str | None) -> bool:
         """True if ``name`` is this person's full name, first name or a nickname (any case).
 

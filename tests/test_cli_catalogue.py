@@ -341,6 +341,13 @@ CASES = [
          "workspace manifest not found"),
     Case("recipe-out-is-a-file", lambda e: ["recipe", "--level", "1", "--workspace", str(e.ws), "--out", str(e.afile)],
          "exists and is not a folder"),
+    Case("recipe-ablations-one-level", lambda e: ["recipe", "--level", "3", "--ablations", "--workspace", str(e.ws),
+                                                  "--out", str(e.root / "a-out")], "--ablations: needs --level all"),
+    Case("recipe-ablations-ablated-l3", lambda e: ["recipe", "--level", "all", "--ablations", "--set",
+                                                   "context.ablate=text", "--workspace", str(e.ws),
+                                                   "--out", str(e.root / "a-out")], "context.ablate is set"),
+    Case("recipe-ablate-bogus", lambda e: ["recipe", "--level", "3", "--set", "context.ablate=slides", "--workspace",
+                                           str(e.ws)], "context.ablate: expected one of none, enrollments, text"),
     Case("recipe-term-8:30", lambda e: ["recipe", "--workspace", str(e.variant(
         "v", yaml.safe_dump(manifest(), sort_keys=False).replace("- 12%", "- 8:30")))], "quote the term"),
     # the other subcommands

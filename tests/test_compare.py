@@ -162,3 +162,45 @@ def test_consistency_is_compared_as_meeting_pairs(runs):
     person["name"] = "Somebody Else"
     with pytest.raises(CompareError, match="the persons' names give"):
         meeting_ratios(Scores(scores))
+
+
+def test_the_ablation_splits_the_l1_to_l3_gain_between_the_streams(runs, tmp_path):
+    """L1: more words dropped; L3: fewer dropped; without enrollments: L3's words; without text: L1's
+    words. The gain is L3 minus L1, each stream's share L3 minus L3 without it, paired deltas."""
+    from speechkit.compare import ablation
+    from speechkit.report.comparison import comparison_markdown, write_comparison
+    ws, _ = runs
+    made = {name: load_run(_run(ws, tmp_path / folder, drop, named), name) for name, folder, drop, named in (
+        ("L1", "l1", 3, False), ("L3", "l3", 9, True), ("L3 w/o enrollments", "no-enr", 9, True),
+        ("L3 w/o text", "no-text", 3, True))}
+    without = {"enrollments": made["L3 w/o enrollments"], "text": made["L3 w/o text"]}
+    split = ablation(made["L1"], made["L3"], without, resamples=200)
+    assert split.gain["wer"].as_dict() == paired_deltas(made["L1"].scores, made["L3"].scores, ("wer",),
+                                                        resamples=200)["wer"].as_dict()
+    against = [("gain", split.gain, made["L1"]), *((s, split.shares[s], r) for s, r in without.items())]
+    for key in ("wer", "cpwer", "der"):
+        for name, deltas, other in against:
+            full = made["L3"].scores.value(key)
+            assert deltas[key].estimate.value == pytest.approx(full - other.scores.value(key)), (name, key)
+    assert split.shares["enrollments"]["wer"].estimate.value == 0 < -split.gain["wer"].estimate.value  # the same words
+    assert split.shares["text"]["wer"].estimate.value == pytest.approx(split.gain["wer"].estimate.value)
+    comparison = compare([made["L1"], made["L3"]], resamples=200)
+    comparison.ablation = split
+    md = comparison_markdown(comparison)
+    assert ("| metric | L1 | L3 w/o enrollments | L3 w/o text | L3 | gain L3 - L1 | L3 - L3 w/o enrollments | "
+            "L3 - L3 w/o text |") in md
+    wer_row = next(line for line in md.splitlines() if line.startswith("| WER |") and "gain" not in line
+                   and line.count("|") == 9)
+    cells = [c.strip() for c in wer_row.strip("|").split("|")]
+    assert cells[1:5] == [f"{made[n].scores.value('wer'):.3f}" for n in ("L1", "L3 w/o enrollments", "L3 w/o text",
+                                                                         "L3")]
+    assert cells[6].startswith("+0.000")
+    kinds = md[md.index("## Word errors by kind of word"):]
+    assert "| kind | L1 | L3 | L3 w/o enrollments | L3 w/o text |" in kinds
+    data = comparison.as_dict()["ablation"]
+    assert set(data["deltas"]) == {"gain", "enrollments", "text"}
+    assert data["values"]["L3 w/o text"]["wer"] == made["L3 w/o text"].scores.value("wer")
+    write_comparison(tmp_path / "out", comparison)
+    written = (tmp_path / "out" / "comparison.md").read_text()
+    assert written.index("![runs]") < written.index("## The L3 ablation") < written.index("## Word errors by kind")
+    assert json.loads((tmp_path / "out" / "comparison.json").read_text())["ablation"]["full"] == "L3"

@@ -126,3 +126,57 @@ def test_a_name_that_is_only_the_id_is_no_word_to_expect(tmp_path):
     assert "Attendees: Fiona Hale." in ctx.biasing.prompt and "Fiona Hale" in ctx.biasing.hotwords
     assert list(ctx.enrollments) == ["MEE089"]
     assert {"source": "roster names left out (only the person's id)", "items": 1, "budget": None} in ctx.log
+
+
+def _prior_with_notes() -> list[PriorMeeting]:
+    from speechkit.notes import ActionItem, Notes
+    [prior] = _prior()
+    prior.notes = Notes(summary="Grafana alerts reviewed.", action_items=(ActionItem("fix the scraper", "Speaker 1"),))
+    return [prior]
+
+
+def _without(ctx, *names):
+    """The context's fields but ``names`` (and the log), numpy arrays as lists: what must stay."""
+    kept = {f: getattr(ctx, f) for f in ("biasing", "enrollments", "stable_labels", "expected_speakers", "terms",
+                                         "names", "lm_text", "notes") if f not in names}
+    kept["prior_speakers"] = {k: v.tolist() for k, v in ctx.prior_speakers.items()}
+    return kept
+
+
+def test_the_enrollments_ablation_removes_the_enrollments_only(ws):
+    full = build_context(ws, ws.meetings[1], 3, _prior_with_notes(), ContextBudget())
+    ablated = build_context(ws, ws.meetings[1], 3, _prior_with_notes(), ContextBudget(ablate="enrollments"))
+    assert full.enrollments and ablated.enrollments == {}
+    assert _without(ablated, "enrollments") == _without(full, "enrollments")
+    assert ablated.expected_speakers == 2 and ablated.names and ablated.biasing.prompt and ablated.notes.roster
+    assert {"source": "voice enrollments left out (context.ablate: enrollments)", "items": 0,
+            "budget": None} in ablated.log
+
+
+def test_the_text_ablation_removes_the_workspace_text_and_keeps_the_rest(ws):
+    """Without the workspace text, L3's context is L2's (the system's own words, LM text, notes)
+    plus the voice enrollments and the invite's speaker count; no word of the roster, jargon,
+    agenda, emails or documents is anywhere in it."""
+    prior = _prior_with_notes()
+    full = build_context(ws, ws.meetings[1], 3, prior, ContextBudget())
+    l2 = build_context(ws, ws.meetings[1], 2, prior, ContextBudget())
+    ablated = build_context(ws, ws.meetings[1], 3, prior, ContextBudget(ablate="text"))
+    assert full.names and full.biasing.prompt and full.notes.roster and full.notes.emails and full.notes.agenda
+    assert _without(ablated, "enrollments", "expected_speakers") == _without(l2, "enrollments", "expected_speakers")
+    assert ablated.biasing.verify_hotwords and set(ablated.biasing.hotwords) == {"grafana", "terraform"}
+    assert ablated.notes.earlier_notes == full.notes.earlier_notes != ""
+    assert ablated.enrollments == full.enrollments == {"Priya Raman": [ws.people[0].enrollments[0]]}
+    assert ablated.expected_speakers == full.expected_speakers == 2
+    everything = " ".join([*ablated.biasing.hotwords, *ablated.terms, ablated.lm_text, ablated.notes.text(),
+                           *ablated.names])
+    for text in ("Priya", "Pri ", "Okafor", "pacs.008", "Kafka", "camt.054", "FooBar", "Stand-up"):
+        assert text not in everything, text
+    assert {"source": "workspace text left out (context.ablate: text)", "items": 0, "budget": None} in ablated.log
+
+
+def test_the_ablation_changes_nothing_below_level3(ws):
+    for level in (1, 2):
+        for stream in ("enrollments", "text"):
+            ablated = build_context(ws, ws.meetings[1], level, _prior_with_notes(), ContextBudget(ablate=stream))
+            plain = build_context(ws, ws.meetings[1], level, _prior_with_notes(), ContextBudget())
+            assert _without(ablated) == _without(plain) and ablated.log == plain.log

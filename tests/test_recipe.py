@@ -295,3 +295,77 @@ def test_the_fewest_meetings_for_significance_is_a_recipe_option(tmp_path):
     assert load_recipe(tmp_path / "few.yaml").statistics.min_meetings == 2
     with pytest.raises(RecipeError, match=r"statistics\.min_meetings: expected an integer"):
         recipe.with_settings({"statistics.min_meetings": "many"})
+
+
+def test_the_l3_ablation_is_a_context_option_recorded_with_the_recipe(tmp_path):
+    """``context.ablate`` is set in the recipe or by --set, checked, and round-trips through run.json's
+    recipe; each stream it leaves out has its run folder under a --level all folder."""
+    from speechkit.io.run_folder import ABLATION_FOLDERS, LevelsFolder, level_folders
+    from speechkit.recipe import ABLATIONS, Recipe
+    recipe = load_recipe("whisper", level=3)
+    assert recipe.context.ablate == "none" and recipe.to_dict()["context"]["ablate"] == "none"
+    ablated = recipe.with_settings({"context.ablate": "text"})
+    assert ablated.to_dict()["context"]["ablate"] == "text"
+    assert Recipe.from_dict(ablated.to_dict()).context.ablate == "text"
+    (tmp_path / "a.yaml").write_text("level: 3\ncontext: {ablate: enrollments}\n" + STAGES_OK)
+    assert load_recipe(tmp_path / "a.yaml").context.ablate == "enrollments"
+    with pytest.raises(RecipeError, match=r"context\.ablate: expected one of none, enrollments, text.*did you mean"):
+        recipe.with_settings({"context.ablate": "txt"})
+    assert ABLATIONS == ("enrollments", "text") and set(ABLATION_FOLDERS) == set(ABLATIONS)
+    folders = {LevelsFolder(tmp_path).ablation(s).root.name for s in ABLATIONS}
+    assert folders == {"l3-no-enrollments", "l3-no-text"} and not folders & {"l1", "l2", "l3", "cache"}
+    for name in ("l3-no-text", "l1", "l3"):  # the steps' commands take every finished run of the folder
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "run.json").write_text("{}")
+    assert [run.root.name for run in level_folders(tmp_path)] == ["l1", "l3", "l3-no-text"]
+
+
+def test_recipe_all_with_ablations_runs_l3_without_each_stream_and_compares(tmp_path, monkeypatch, capsys):
+    """`speechkit recipe --level all --ablations`: L1, L2, L3, then L3 with ``context.ablate`` set to
+    each stream, into their level folders, and the comparison with the ablation's section (an
+    executor that writes each run's hypotheses, the references with words dropped, and scores them)."""
+    import json
+
+    import speechkit.executors
+    from speechkit.cli import main
+    from speechkit.io import read_transcripts
+    from speechkit.io.manifest import load_workspace
+    from speechkit.io.seglst import write_seglst
+    from speechkit.runner import RunResult
+    from speechkit.scoring import score_workspace
+    from speechkit.transcript import Segment, Transcript
+
+    ran = []
+
+    class Scripted:
+        name = "local"
+
+        def run(self, recipe, jobs, progress=True):
+            ran.append((recipe.level, recipe.context.ablate, jobs[0].out.name, jobs[0].cache))
+            keep = {"none": 9, "enrollments": 7, "text": 3}[recipe.context.ablate] - (3 - recipe.level)
+            ws = jobs[0].workspace
+            for meeting in ws.scored_meetings:
+                [ref] = read_transcripts(meeting.reference).values()
+                segments = [Segment(s.start, s.end, s.speaker, " ".join(w for i, w in enumerate(s.text.split())
+                                                                        if i % keep), speaker_name=s.speaker)
+                            for s in ref.segments]
+                write_seglst(jobs[0].out / "transcripts" / f"{meeting.id}.json", [Transcript(meeting.id, segments)])
+            return [RunResult(jobs[0].out, score_workspace(ws, jobs[0].out, out=jobs[0].out / "scores.json"), {})]
+
+    monkeypatch.setattr(speechkit.executors, "make_executor", lambda name, address: Scripted())
+    demo = REPO / "workspaces" / "demo"
+    out = tmp_path / "levels"
+    assert main(["recipe", "--level", "all", "--ablations", "--workspace", str(demo), "--out", str(out)]) == 0
+    assert ran == [(1, "none", "l1", out / "cache"), (2, "none", "l2", out / "cache"), (3, "none", "l3", out / "cache"),
+                   (3, "enrollments", "l3-no-enrollments", out / "cache"), (3, "text", "l3-no-text", out / "cache")]
+    md = (out / "comparison.md").read_text()
+    assert "## The L3 ablation: which stream the L1 -> L3 gain comes from" in md
+    assert "| metric | L1 | L3 w/o enrollments | L3 w/o text | L3 | gain L3 - L1 |" in md
+    assert "| kind | L1 | L2 | L3 | L3 w/o enrollments | L3 w/o text |" in md
+    ablation = json.loads((out / "comparison.json").read_text())["ablation"]
+    values = ablation["values"]
+    assert values["L3"]["wer"] < values["L3 w/o enrollments"]["wer"] < values["L3 w/o text"]["wer"]
+    assert ablation["without"]["text"]["path"] == str(out / "l3-no-text")
+    assert "whisper-l3 without text" in capsys.readouterr().out
+    scored = json.loads((out / "l3-no-text" / "scores.json").read_text())["meetings"]
+    assert list(scored) == [m.id for m in load_workspace(demo).scored_meetings]

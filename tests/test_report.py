@@ -20,6 +20,7 @@ from speechkit.io.run_folder import RunFolder
 from speechkit.io.scores import Scores
 from speechkit.io.stm import read_stm, write_stm
 from speechkit.metrics.diarization import BASELINES
+from speechkit.metrics.word_kinds import KINDS
 from speechkit.recipe import load_recipe
 from speechkit.report import write_report
 from speechkit.report.comparison import write_comparison
@@ -214,3 +215,25 @@ def test_rewritten_report_lists_the_correction_edits_with_their_reasons(scores, 
     write_report(RunFolder(tmp_path))
     assert (_section((tmp_path / "report.md").read_text(), "## Corrections").strip()
             == "The recipe has no correct stage.")
+
+
+def test_report_sorts_the_word_errors_by_kind_and_names_the_ablation(scores, tmp_path):
+    recipe = load_recipe("l3").with_settings({"context.ablate": "text"})
+    report = report_of(tmp_path, recipe, "sample", scores)
+    ablated = " Ablation (`context.ablate: text`): the workspace text left out"
+    assert f"context level L3: {LEVELS[3]}{ablated}" in report
+    table = _rows(report, "## Word errors by kind of word")
+    assert table[0] == ["kind", "reference words", "substitutions", "deletions", "insertions", "errors",
+                        "share of errors"]
+    assert [row[0] for row in table[1:]] == [*KINDS.values(), "all"]
+    wer, kinds = scores["components"]["wer"], scores["components"]["word_error_kinds"]["kinds"]
+    assert table[-1][1:5] == [str(wer[k]) for k in ("reference_words", "substitutions", "deletions", "insertions")]
+    assert table[-1][5] == str(scores["totals"]["wer"]["numerator"]) and table[-1][6].startswith("1.000")
+    for row, kind in zip(table[1:], KINDS):
+        assert row[5] == str(kinds[kind]["errors"])
+    assert kinds["content_word"]["deletions"] > 0 and kinds["function_word"]["deletions"] > 0
+    plain = report_of(tmp_path / "plain", load_recipe("l3"), "sample", scores)
+    assert "Ablation" not in plain
+    old = json.loads(json.dumps(scores))
+    del old["components"]["word_error_kinds"]  # scored before the kinds were counted: no section
+    assert "## Word errors by kind" not in report_of(tmp_path / "old", load_recipe("l1"), "sample", old)

@@ -16,7 +16,9 @@ One level's run folder (:class:`RunFolder`, ``RUN``)::
 
 The folder of ``speechkit recipe --level all`` (:class:`LevelsFolder`) holds the level folders
 ``l1``, ``l2``, ``l3``, their shared stage cache ``cache/`` and the comparison
-(``comparison.md``/``.html``/``.json``/``.png``). Every run, at one level or all, goes by default
+(``comparison.md``/``.html``/``.json``/``.png``); with ``--ablations`` also the L3 ablation's run
+folders ``l3-no-enrollments`` and ``l3-no-text`` (L3 with one stream left out, ``context.ablate``).
+Every run, at one level or all, goes by default
 to ``runs/<recipe family>-<workspace>/l<level>`` (:func:`default_run`); runs in the default
 folders share the stage cache ``runs/cache``.
 
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
 #: The folder of the default run folders (and of the stage cache they share).
 RUNS = Path("runs")
 LEVEL_FOLDERS = {1: "l1", 2: "l2", 3: "l3"}
+#: The run folders of the L3 ablation, by the stream left out (``context.ablate``).
+ABLATION_FOLDERS = {"enrollments": "l3-no-enrollments", "text": "l3-no-text"}
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,10 @@ class LevelsFolder:
         """The run folder of ``level``."""
         return RunFolder(self.root / LEVEL_FOLDERS[level])
 
+    def ablation(self, stream: str) -> RunFolder:
+        """The run folder of L3 without ``stream`` (``enrollments`` or ``text``)."""
+        return RunFolder(self.root / ABLATION_FOLDERS[stream])
+
     @property
     def cache(self) -> Path:
         """The stage cache the levels share."""
@@ -209,13 +217,16 @@ def default_run(family: str, workspace: str, level: int) -> RunFolder:
 
 def level_folders(path: str | Path) -> list[RunFolder]:
     """The run folders under ``path``: itself when it holds run.json, else its level folders
-    ``l1``, ``l2``, ``l3`` that do (what ``speechkit recipe --level all`` writes)."""
+    ``l1``, ``l2``, ``l3`` and the L3 ablation's that do (what ``speechkit recipe --level all
+    [--ablations]`` writes)."""
     path = Path(path)
     if not path.is_dir():
         raise FormatError(path, "run folder not found")
     if RunFolder(path).is_finished():
         return [RunFolder(path)]
-    levels = [run for n in LEVEL_FOLDERS if (run := LevelsFolder(path).level(n)).is_finished()]
+    folder = LevelsFolder(path)
+    runs = [*(folder.level(n) for n in LEVEL_FOLDERS), *(folder.ablation(s) for s in ABLATION_FOLDERS)]
+    levels = [run for run in runs if run.is_finished()]
     if not levels:
         raise FormatError(path, "not a run folder: no run.json, and no level folders l1, l2, l3 holding one")
     return levels

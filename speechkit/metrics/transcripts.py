@@ -5,6 +5,8 @@ hypothesis transcripts and speaker turns (:class:`~speechkit.metrics.family.Meet
 
 - :class:`TextFamily`: WER, number recall and term recall, on the normalised text of both sides
   (:mod:`speechkit.metrics.wer`, :mod:`speechkit.metrics.terms`);
+- :class:`WordErrorKindsFamily`: no metric of its own; WER's errors by the kind of word they hit
+  (:mod:`speechkit.metrics.word_kinds`), from the alignment :class:`TextFamily` made;
 - :class:`SpeakersFamily`: named-speaker accuracy (each person's words routed to the
   hypothesis speakers, :mod:`speechkit.metrics.speakers`) and cross-meeting consistency;
 - :class:`CpwerFamily`: cpWER and tcpWER (:mod:`speechkit.metrics.cpwer`) and the per-speaker errors;
@@ -28,6 +30,7 @@ from speechkit.metrics.per_speaker import per_speaker_errors
 from speechkit.metrics.speakers import attribute_speakers, attribute_turns, speaker_consistency
 from speechkit.metrics.terms import term_recalls
 from speechkit.metrics.wer import align_words
+from speechkit.metrics.word_kinds import Vocabulary, summed, word_error_kinds
 from speechkit.workspace import TermSet
 
 _BY_KEY = {m.key: m for m in TRANSCRIPT_METRICS}
@@ -94,6 +97,26 @@ class TextFamily(MeetingFamily):
 
     def components(self, run: ScoringRun) -> dict[str, Any]:
         return _summed(run, "wer", "wer", ("substitutions", "deletions", "insertions", "reference_words"))
+
+
+class WordErrorKindsFamily(MeetingFamily):
+    """Each meeting's WER errors by kind of word (``details.word_error_kinds``) and their sum
+    (``components.word_error_kinds``), read from the alignment in ``details.wer.pairs``: the
+    kinds add up to the WER's substitutions, deletions and insertions exactly."""
+
+    name = "word_error_kinds"
+
+    def score(self, run: ScoringRun) -> None:
+        workspace_jargon = list(run.terms.jargon) if run.terms is not None else []
+        for m in run.meetings:
+            if "wer" in m.details:
+                jargon = workspace_jargon + (list(m.inputs.terms.jargon) if m.inputs.terms is not None else [])
+                vocabulary = Vocabulary.of(run.people.values(), jargon)
+                m.details[self.name] = {"kinds": word_error_kinds(m.details["wer"]["pairs"], vocabulary)}
+
+    def components(self, run: ScoringRun) -> dict[str, Any]:
+        computed = [m.details[self.name]["kinds"] for m in run.meetings if self.name in m.details]
+        return {self.name: {"meetings": len(computed), "kinds": summed(computed)}}
 
 
 class SpeakersFamily(MeetingFamily):
@@ -181,4 +204,5 @@ class DiarizationFamily(MeetingFamily):
 
 
 #: The transcript families, in the order they are computed.
-TRANSCRIPT_FAMILIES: tuple[MeetingFamily, ...] = (TextFamily(), SpeakersFamily(), CpwerFamily(), DiarizationFamily())
+TRANSCRIPT_FAMILIES: tuple[MeetingFamily, ...] = (TextFamily(), WordErrorKindsFamily(), SpeakersFamily(), CpwerFamily(),
+                                                   DiarizationFamily())

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from speechkit.compare import Comparison, Delta, Run
+from speechkit.compare import Ablation, Comparison, Delta, Run
 from speechkit.io.atomic import write_bytes, write_json, write_text
 from speechkit.io.run_folder import LevelsFolder
 from speechkit.metrics.catalog import Metric
+from speechkit.metrics.word_kinds import KINDS, OPERATIONS
 from speechkit.report.html import html_page
 from speechkit.report.plots import bars_with_ci
 from speechkit.report.sections import lower_is_better
@@ -41,10 +42,12 @@ def _delta_rows(comparison: Comparison, shown: list[Metric]) -> list[str]:
               for m in shown)]
 
 
-def comparison_markdown(comparison: Comparison, per_meeting: tuple[str, ...] = ("wer", "der")) -> str:
+def comparison_markdown(comparison: Comparison, per_meeting: tuple[str, ...] = ("wer", "der"),
+                        breakdown: bool = True) -> str:
     """A comparison as markdown: why no significance is claimed (too few meetings), if so; aggregates
     with CIs, paired deltas (each plug-in family's metrics, the notes' and the questions', in a
-    section of its own, one line where no run has them), per-meeting values of the ``per_meeting`` metrics."""
+    section of its own, one line where no run has them), per-meeting values of the ``per_meeting``
+    metrics; with ``breakdown``, then :func:`breakdown_markdown`."""
     runs, base, cat = comparison.runs, comparison.runs[0], catalogue()
     shown = [cat.metrics[k] for k in comparison.metrics if k in cat.transcript_keys]
     lines = [f"Few meetings: {reason}." for reason in comparison.significance_withheld]
@@ -79,14 +82,79 @@ def comparison_markdown(comparison: Comparison, per_meeting: tuple[str, ...] = (
                       for v in values[1:]]
             lines.append(f"| {mid} | " + " | ".join(shown.format(v) for v in values) + " | "
                          + " | ".join(deltas) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + (breakdown_markdown(comparison) if breakdown else [])) + "\n"
+
+
+# Where the gains come from: the L3 ablation and the word errors by kind.
+
+def breakdown_markdown(comparison: Comparison) -> list[str]:
+    """The lines of the sections that say where the differences come from: the L3 ablation (when it
+    was run) and each run's word errors by kind of word."""
+    ablated = comparison.ablation
+    lines = ["", *ablation_markdown(ablated, comparison.metrics, comparison.resamples)] if ablated else []
+    return lines + word_error_kinds_markdown([*comparison.runs, *(ablated.without.values() if ablated else ())])
+
+
+# WER's errors by kind of word, per run (the ASR error taxonomy).
+
+def word_error_kinds_markdown(runs: list[Run]) -> list[str]:
+    """The lines of the section of each run's WER errors by kind of word (errors, and in brackets
+    substitutions/deletions/insertions), and each later run's change against the first; none
+    where a run's scores have no kinds (scored before they were counted, or WER n/a)."""
+    kinds = [r.scores.components.get("word_error_kinds") or {} for r in runs]
+    if not all(k.get("meetings") for k in kinds):
+        return []
+    base = runs[0]
+
+    def counts(entry: dict[str, int]) -> str:
+        return f"{entry['errors']} ({'/'.join(str(entry[op]) for op in OPERATIONS.values())})"
+
+    lines = ["", "## Word errors by kind of word", "",
+             "Each run's WER errors by the kind of word they hit (docs/scores-schema.md, \"Word errors by kind\"): "
+             "errors (substitutions/deletions/insertions), summed over the meetings; then each run's change in "
+             f"errors against {base.name} (negative: errors context removed).", "",
+             "| kind | " + " | ".join(r.name for r in runs) + " | "
+             + " | ".join(f"{r.name} - {base.name}" for r in runs[1:]) + " |", "|---" * (2 * len(runs)) + "|"]
+    for kind, label in KINDS.items():
+        entries = [k["kinds"][kind] for k in kinds]
+        lines.append(f"| {label} | " + " | ".join(map(counts, entries)) + " | "
+                     + " | ".join(f"{e['errors'] - entries[0]['errors']:+d}" for e in entries[1:]) + " |")
+    return lines
+
+
+# The L3 ablation (``speechkit recipe --level all --ablations``).
+
+def ablation_markdown(ablation: Ablation, metrics: tuple[str, ...], resamples: int) -> list[str]:
+    """The lines of the ablation section: per metric (each of ``metrics`` that any run has), its
+    value in L1, in L3 without each stream and in L3, then the L1 -> L3 gain and each stream's
+    share of it (L3 minus L3 without the stream), paired deltas with their CIs."""
+    base, full, without = ablation.base, ablation.full, ablation.without
+    runs = [base, *without.values(), full]
+    shown = [metric(k) for k in metrics if any(r.scores.value(k) is not None for r in runs)]
+    shares = [f"{full.name} - {r.name}" for r in without.values()]
+    lines = ["## The L3 ablation: which stream the L1 -> L3 gain comes from", "",
+             f"{full.name} run again without one L3 stream (`context.ablate`): "
+             + "; ".join(f"{r.name}: `{r.path}`" for r in without.values())
+             + f". The gain is {full.name} - {base.name}; a stream's share is what {full.name} loses without it "
+             "(the others present), so the shares need not add up to the gain. Paired deltas with 95% CIs "
+             f"over {resamples} resamples of the meetings, as above; `*`: the CI excludes 0.", ""]
+    lines += ["| metric | " + " | ".join(r.name for r in runs) + f" | gain {full.name} - {base.name} | "
+              + " | ".join(shares) + " |", "|---" * (len(runs) + 2 + len(shares)) + "|"]
+    for m in shown:
+        deltas = [ablation.gain[m.key], *(ablation.shares[stream][m.key] for stream in without)]
+        lines.append(f"| {m.label} | " + " | ".join(m.format(r.scores.value(m.key)) for r in runs) + " | "
+                     + " | ".join(format_delta(d) for d in deltas) + " |")
+    if not shown:
+        lines.append("| (no metric applies in any run) |" + " |" * (len(runs) + 1 + len(shares)))
+    return lines
 
 
 def write_comparison(out: Path, comparison: Comparison, title: str = "speechkit comparison",
                      per_meeting: tuple[str, ...] = ("wer", "der")) -> None:
     """comparison.md/.html/.json/.png of ``comparison`` (several runs of one workspace, e.g. L1, L2,
     L3, side by side, and each run's delta against the first with a paired bootstrap 95% CI over
-    meetings, :mod:`speechkit.compare`) with per-meeting tables of the ``per_meeting`` metrics."""
+    meetings, :mod:`speechkit.compare`) with per-meeting tables of the ``per_meeting`` metrics; the
+    plot of the runs, then where the differences come from (:func:`breakdown_markdown`)."""
     folder = LevelsFolder(out)
     image = bars_with_ci({r.name: r.scores for r in comparison.runs}, "Runs compared")
     png = folder.comparison(".png")
@@ -95,7 +163,8 @@ def write_comparison(out: Path, comparison: Comparison, title: str = "speechkit 
         write_bytes(png, image)
     body = (f"# {title}\n\nWorkspace `{comparison.runs[0].workspace}`; runs: "
             + ", ".join(f"{r.name} (`{r.path}`)" for r in comparison.runs) + ".\n\n"
-            + comparison_markdown(comparison, per_meeting) + (f"\n![runs]({png.name})\n" if images else ""))
+            + comparison_markdown(comparison, per_meeting, breakdown=False)
+            + (f"\n![runs]({png.name})\n" if images else "") + "\n".join(breakdown_markdown(comparison)) + "\n")
     write_text(folder.comparison(".md"), body)
     write_text(folder.comparison(".html"), html_page(title, body, images))
     write_json(folder.comparison(".json"), comparison.as_dict())

@@ -20,6 +20,7 @@ from speechkit.io.scores import Scores
 from speechkit.llm.run import failure_notice
 from speechkit.metrics.diarization import BASELINES
 from speechkit.metrics.speakers import wrong_names
+from speechkit.metrics.word_kinds import KINDS, OPERATIONS
 from speechkit.scoring.catalogue import DIRECTIONS, catalogue, metric
 
 #: The context levels, one sentence each (README.md says the same).
@@ -45,11 +46,19 @@ def _notice(view: RunView) -> list[str]:
     return [notice, ""] if notice else []
 
 
+#: The L3 ablation's runs (``context.ablate``), one sentence each.
+ABLATED = {"enrollments": "the voice enrollments left out.",
+           "text": "the workspace text left out (roster names, jargon, documents, prompt; the notes context's roster, "
+                   "emails and agenda), the voice enrollments and the invite's speaker count kept."}
+
+
 def _header(view: RunView) -> list[str]:
     settings = view.scores.settings
     level = view.level
+    ablate = (view.recipe.get("context") or {}).get("ablate")
     return [f"# {view.title}", "", f"Workspace `{view.workspace_name}` ({len(view.scores.meetings)} meetings), "
-            f"recipe `{view.recipe_name}`" + (f", context level L{level}: {LEVELS[level]}" if level in LEVELS else "."),
+            f"recipe `{view.recipe_name}`" + (f", context level L{level}: {LEVELS[level]}" if level in LEVELS else ".")
+            + (f" Ablation (`context.ablate: {ablate}`): {ABLATED[ablate]}" if ablate in ABLATED else ""),
             "", "Context levels:", "", *(f"- **L{n}**: {text}" for n, text in LEVELS.items()), "",
             "Scoring settings:", "",
             *(f"- {key}: {value}" for key, value in settings.items()
@@ -116,6 +125,32 @@ def _word_errors(view: RunView) -> list[str]:
                     "add up to WER.", "",
                     "| meeting | reference words | WER | substitutions | deletions | insertions |",
                     "|---|---|---|---|---|---|", *rows, ""]
+
+
+def _word_error_kind_rows(kinds: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """Table rows: per kind of word (:data:`~speechkit.metrics.word_kinds.KINDS`), its reference
+    words, substitutions, deletions, insertions and errors, and its share of all errors; then all."""
+    total = sum(kinds[k]["errors"] for k in KINDS)
+    rows = {label: kinds[kind] for kind, label in KINDS.items()}
+    keys = ("reference_words", *OPERATIONS.values(), "errors")
+    rows["all"] = {key: sum(kinds[k][key] for k in KINDS) for key in keys}
+    return [f"| {label} | {e['reference_words']} | " + " | ".join(str(e[op]) for op in OPERATIONS.values())
+            + f" | {e['errors']} | {share(e['errors'], total)} |" for label, e in rows.items()]
+
+
+def _word_error_kinds(view: RunView) -> list[str]:
+    """WER's errors by the kind of word they hit, summed over the meetings (the ASR error taxonomy)."""
+    summed = view.scores.components.get("word_error_kinds")
+    if not summed or not summed.get("meetings"):
+        return []
+    return ["## Word errors by kind of word", "",
+            "Each WER error by the kind of word it hits (a substitution or deletion: the reference word; an "
+            "insertion: the system's word), first that fits: a name or nickname of the roster, a word of a "
+            "jargon term, a number or date, a function word, another content word (docs/scores-schema.md, "
+            f"\"Word errors by kind\"). Over {summed['meetings']} meeting(s); the kinds add up to WER's "
+            "errors. The last column: the kind's share of all errors (the count in brackets).", "",
+            "| kind | reference words | substitutions | deletions | insertions | errors | share of errors |",
+            "|---|---|---|---|---|---|---|", *_word_error_kind_rows(summed["kinds"]), ""]
 
 
 def _der_of(details: Mapping[str, Any] | None) -> float | None:
@@ -271,5 +306,6 @@ def _stage_cache(view: RunView) -> list[str]:
 #: corrections 90, the ASR loop control 100, the meeting notes 110, the judged scores 120,
 #: the probing 130).
 SECTIONS = (Section(0, _notice), Section(10, _header), Section(20, _aggregate), Section(30, _per_meeting),
-            Section(40, _word_errors), Section(50, _diarization_errors), Section(60, _per_speaker),
-            Section(70, _missed_terms), Section(80, _speaker_identity), Section(200, _stage_cache, html_only=True))
+            Section(40, _word_errors), Section(45, _word_error_kinds), Section(50, _diarization_errors),
+            Section(60, _per_speaker), Section(70, _missed_terms), Section(80, _speaker_identity),
+            Section(200, _stage_cache, html_only=True))
