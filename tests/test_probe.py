@@ -1,5 +1,6 @@
 """The deterministic parts of adaptive probing: labels, the UCB scoreboard and its dead-demand rule,
-the novelty filter, the token meter and the options."""
+the novelty filter, the token meter, the options, the parts a transcript is read in, and the statistics
+of finding rates (Wilson, Newcombe, Fisher) against published and hand-computed values."""
 from __future__ import annotations
 
 import math
@@ -13,6 +14,7 @@ from speechkit.steps.probe.loop import ProbeOptions
 from speechkit.steps.probe.novelty import NoveltyFilter
 from speechkit.steps.probe.roles import TokenMeter
 from speechkit.steps.probe.scoreboard import Scoreboard
+from speechkit.steps.probe.stats import difference, fisher_p, newcombe, rate, wilson
 
 
 @pytest.mark.parametrize("faith, comp, expected, is_severe", [
@@ -129,3 +131,61 @@ def test_probe_options_are_checked_as_a_recipes_are():
         ProbeOptions.from_dict({"demands": ["a", "a"]}, where="")
     with pytest.raises(OptionError, match="api_key"):
         ProbeOptions.from_dict({"api_key": "sk-x"}, where="")
+
+
+@pytest.mark.parametrize("k, n, low, high", [
+    (81, 263, 0.2553, 0.3662),  # Newcombe (1998), Statistics in Medicine 17:857, Table II, method 3
+    (15, 148, 0.0624, 0.1605),
+    (0, 20, 0.0, 0.1611),  # 0 of n: [0, z^2 / (n + z^2)]
+    (1, 29, 0.0061, 0.1718),
+])
+def test_wilson_intervals_match_the_published_ones(k, n, low, high):
+    assert wilson(k, n) == pytest.approx((low, high), abs=1e-4)
+
+
+def test_wilson_of_nothing_judged_is_none_and_all_findings_reach_one():
+    assert wilson(0, 0) is None
+    z2 = 1.959963984540054 ** 2
+    assert wilson(5, 5) == pytest.approx((5 / (5 + z2), 1.0))
+
+
+def test_newcombes_interval_of_a_difference_matches_his_worked_example():
+    # Newcombe (1998), Statistics in Medicine 17:873, example (a): 56/70 - 48/80, method 10
+    assert newcombe(56, 70, 48, 80) == pytest.approx((0.0524, 0.3339), abs=1e-4)
+    # (b) 9/10 - 3/10: 0.1705 to 0.8090
+    assert newcombe(9, 10, 3, 10) == pytest.approx((0.1705, 0.8090), abs=1e-4)
+    assert newcombe(1, 2, 0, 0) is None
+
+
+def test_fishers_exact_test_matches_the_hypergeometric_sum():
+    # the lady tasting tea: [[3, 1], [1, 3]]; tables with the same margins have probabilities
+    # C(4, a) C(4, 4 - a) / C(8, 4) = 1, 16, 36, 16, 1 over 70; two-sided: those at most 16/70
+    assert fisher_p(3, 4, 1, 4) == pytest.approx(34 / 70)
+    assert fisher_p(4, 4, 0, 4) == pytest.approx(2 / 70)
+    assert fisher_p(2, 4, 2, 4) == pytest.approx(1.0)
+    # 1 of 10 against 6 of 10: margins 7 findings of 20; one-sided tail a <= 1 doubled by symmetry of tables
+    tail = sum(math.comb(7, a) * math.comb(13, 10 - a) for a in (0, 1)) / math.comb(20, 10)
+    assert fisher_p(1, 10, 6, 10) == pytest.approx(2 * tail)
+    assert fisher_p(0, 0, 3, 5) is None
+
+
+def _fisher(k1: int, n1: int, k2: int, n2: int) -> float:
+    """Fisher's two-sided p-value summed from the hypergeometric probabilities: the tables with the
+    same margins that are at most as likely as the observed one."""
+    found, total = k1 + k2, n1 + n2
+    odds = {a: math.comb(found, a) * math.comb(total - found, n1 - a) / math.comb(total, n1)
+            for a in range(max(0, n1 - (total - found)), min(found, n1) + 1)}
+    return sum(p for p in odds.values() if p <= odds[k1] * (1 + 1e-7))
+
+
+@pytest.mark.parametrize("table", [(56, 70, 48, 80), (2, 16, 7, 16), (0, 12, 5, 9), (3, 3, 0, 40)])
+def test_fishers_p_value_matches_the_sum_over_tables(table):
+    assert fisher_p(*table) == pytest.approx(_fisher(*table))
+
+
+def test_a_difference_of_rates_holds_the_value_interval_and_p_value():
+    one, other = rate(56, 70), rate(48, 80)
+    assert one == {"judged": 70, "findings": 56, "finding_rate": 0.8, "ci": [0.6918, 0.877]}
+    d = difference(one, other)
+    assert d == {"difference": 0.2, "ci": [0.0524, 0.3339], "p_value": round(_fisher(56, 70, 48, 80), 4)}
+    assert difference(rate(0, 0), other) == {"difference": None, "ci": None, "p_value": None}
