@@ -7,14 +7,18 @@ import math
 
 import numpy as np
 import pytest
+from reliability_helpers import seg
 
 from speechkit.core.options import OptionError
+from speechkit.stages.summarize.llm import chunk_lines, transcript_lines
+from speechkit.steps.probe.inputs import NOTHING, excerpts
 from speechkit.steps.probe.labels import label, severe
 from speechkit.steps.probe.loop import ProbeOptions
 from speechkit.steps.probe.novelty import NoveltyFilter
 from speechkit.steps.probe.roles import TokenMeter
 from speechkit.steps.probe.scoreboard import Scoreboard
 from speechkit.steps.probe.stats import difference, fisher_p, newcombe, rate, wilson
+from speechkit.transcript import Transcript
 
 
 @pytest.mark.parametrize("faith, comp, expected, is_severe", [
@@ -189,3 +193,21 @@ def test_a_difference_of_rates_holds_the_value_interval_and_p_value():
     d = difference(one, other)
     assert d == {"difference": 0.2, "ci": [0.0524, 0.3339], "p_value": round(_fisher(56, 70, 48, 80), 4)}
     assert difference(rate(0, 0), other) == {"difference": None, "ci": None, "p_value": None}
+
+
+def test_a_transcript_is_cut_into_parts_each_with_the_own_lines_of_its_time():
+    long_turn = " ".join(f"word{i}" for i in range(80))  # about 560 bytes: three parts of at most 200
+    reference = Transcript("m", [seg("a", 0.0, "hello there everyone", "Ann"), seg("b", 10.0, long_turn, "Bob", 0.1),
+                                 seg("a", 100.0, "closing remark", "Ann")])
+    own = Transcript("m", [seg("S0", 0.5, "own early"), seg("S1", 12.0, "own middle"), seg("S0", 60.0, "own gap"),
+                           seg("S0", 101.0, "own late")])
+    parts = excerpts(reference, own, 200)
+    assert [p.reference for p in parts] == ["\n".join(c) for c in chunk_lines(transcript_lines(reference), 200)]
+    assert len(parts) == 4 and all(len(p.reference.encode()) <= 200 for p in parts)
+    # part 0 runs to Bob's turn (10 s, and 5 s more); parts 1-3 begin in it, so from 5 s on
+    assert parts[0].own == "[00:00] S0: own early\n[00:12] S1: own middle"
+    assert [("own early" in p.own, "own middle" in p.own, "own late" in p.own) for p in parts[1:]] == \
+        [(False, True, False), (False, True, False), (False, True, True)]
+    (empty,) = excerpts(Transcript("m", []), own, 200)
+    assert empty.reference == NOTHING and "own late" in empty.own
+    assert excerpts(reference, Transcript("m", []), 200)[0].own == NOTHING

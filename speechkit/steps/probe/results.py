@@ -1,12 +1,23 @@
-"""``probe.json`` (format ``speechkit-probe/1``) and the summary ``speechkit probe`` prints.
+"""``probe.json`` (format ``speechkit-probe/2``) and the summary ``speechkit probe`` prints.
 
 probe.json holds the run's level, the endpoint and model that played every role (the judge
-among them), the options (budget included), per meeting every probe with its status, question,
-answer, scores and label, the scoreboard and why the loop stopped, and the summary:
+among them), the options (budget included), the ``seed`` of the random strategy, and under
+``strategies``, per strategy probed (``ucb``, ``random``), per meeting every probe with its
+status, part, question, answer, scores and label, the scoreboard and why the loop stopped, and
+the strategy's summary:
 
 - ``judged``: probes the judge scored; ``findings``, ``near_misses``, ``severe`` among them;
-- ``finding_rate``: findings / judged; ``severity_share``: severe findings / findings (None: n/a);
+- ``finding_rate``: findings / judged, with its Wilson 95% interval ``finding_rate_ci``;
+  ``severity_share``: severe findings / findings (None: n/a);
+- ``by_demand``: per demand, judged, findings, finding rate and its interval (:mod:`.stats`);
 - ``findings_by_demand``: per demand, the questions that were findings.
+
+With both strategies, ``comparison`` holds the UCB search's rate minus the random baseline's,
+over all probes and per demand: the difference, Newcombe's 95% interval and the p-value of
+Fisher's exact test (:mod:`.stats`); None otherwise. Probing with some strategies keeps the
+others' results from the probe.json before when they were probed with the same options, seed,
+model and meetings (:func:`kept_strategies`), so ``--strategy random`` after the default
+compares the two.
 """
 from __future__ import annotations
 
