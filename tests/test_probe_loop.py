@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from llm_helpers import Endpoint, completion
-from reliability_helpers import make_workspace, seg
+from reliability_helpers import REFERENCES, make_workspace, seg
 from scipy import stats
 
 from speechkit.cli import main
@@ -31,6 +31,7 @@ from speechkit.llm.client import LLMUnavailable
 from speechkit.llm.run import checked_endpoint
 from speechkit.llm.server import stop_shared_servers
 from speechkit.notes import Notes
+from speechkit.scoring import score_workspace
 from speechkit.stages.summarize.llm import transcript_lines
 from speechkit.steps import parse_step
 from speechkit.steps.probe import LLMProber, materials_of, previous_probe, probe_section
@@ -220,21 +221,27 @@ def test_failed_judgements_are_recorded_and_fail_the_command_unless_allowed(serv
 
 
 @pytest.mark.slow  # loads the sentence embedder of the novelty filter
-def test_the_command_prints_the_summary(served, run_folder, capsys):
+def test_the_command_prints_the_summary(served, long_run, capsys):
     url = serve(served, Script(scores=lambda q: (3, 3)))
+    run_folder = long_run
+    workspace = RunFolder(run_folder).workspace()
+    score_workspace(workspace, RunFolder(run_folder), out=RunFolder(run_folder).scores)  # scored: a report follows
     assert main(["probe", str(run_folder), "--base-url", url, "--model", "m", "--iterations", "1",
-                 "--questions", "1", "--meeting", "m01"]) == 0
+                 "--questions", "1", "--meeting", "m1"]) == 0
     out = capsys.readouterr().out
     assert "finding rate 100.0% [20.6%, 100.0%], severity share 0.0%" in out and "findings, factual recall:" in out
     assert f"wrote {run_folder / 'probe.json'}" in out
     # the random baseline on the same run and options: both strategies, compared (1 of 1 each: no difference)
     assert main(["probe", str(run_folder), "--base-url", url, "--model", "m", "--iterations", "1",
-                 "--questions", "1", "--meeting", "m01", "--strategy", "random"]) == 0
+                 "--questions", "1", "--meeting", "m1", "--strategy", "random"]) == 0
     out = capsys.readouterr().out
     assert "L1, ucb, m: 1 probes" in out and "L1, random, m: 1 probes" in out
     assert "ucb - random: +0.0 pp [" in out and "p 1.000 (Fisher's exact test, two-sided)" in out
     doc = json.loads((run_folder / "probe.json").read_text())
     assert list(doc["strategies"]) == ["ucb", "random"] and doc["comparison"]["overall"]["p_value"] == 1.0
+    report = RunFolder(run_folder).file(RunFolder.REPORT).read_text()  # the report is made again with both
+    assert "- `ucb`: 1 probes of 1 meeting(s), 1 judged: finding rate 100.0% [20.6%, 100.0%]" in report
+    assert "- `random`: 1 probes" in report and "`ucb` against the `random` baseline on the same budget" in report
 
 
 def test_the_command_refuses_bad_input_in_one_line(served, run_folder, capsys):
@@ -359,6 +366,7 @@ def test_both_strategies_give_rates_with_intervals_and_a_test_of_their_differenc
 
 def test_the_baseline_probed_after_the_search_is_compared_with_it(served, run_folder):
     url = serve(served, _scripted_by_demand("attribution"))
+    (run_folder / "probe.json").write_text("{not json")  # an unreadable one before is written anew
     first = probe_run(run_folder, options(url, iterations=2, questions_per_iteration=4), similarity=Same())
     assert list(first["strategies"]) == ["ucb"] and first["comparison"] is None
     later = probe_run(run_folder, options(url, iterations=2, questions_per_iteration=4, strategies=("random",)),
@@ -376,7 +384,8 @@ ENDING = "the final budget is four thousand seven hundred and eleven euros"
 @pytest.fixture
 def long_run(tmp_path: Path) -> Path:
     """A run of a workspace whose reference transcript of m1 is about 9,000 bytes, its last line
-    (:data:`ENDING`) far past the old 6,000-byte cut; the run's own transcript is the same, unnamed."""
+    (:data:`ENDING`) far past the old 6,000-byte cut; the run's own transcript is the same, unnamed
+    (m2's, a copy of its reference)."""
     ws, _ = make_workspace(tmp_path)
     segments = [seg("p1" if i % 2 else "p2", 6.0 * i, f"point {i} of the agenda is about the quarterly plan and "
                     "the staffing", "Robert Smith" if i % 2 else "Alice Jones") for i in range(110)]
@@ -387,6 +396,7 @@ def long_run(tmp_path: Path) -> Path:
     write_seglst(run / "transcripts" / "m1.json",
                  [Transcript("m1", [s.__class__(**{**s.__dict__, "speaker": "SPEAKER_00", "speaker_name": None})
                                     for s in segments])])
+    write_seglst(run / "transcripts" / "m2.json", [Transcript("m2", REFERENCES["m2"])])
     write_notes(run / "notes" / "m1.json", Notes(summary=NOTES_MARK), "m1")
     write_json(run / "context" / "m1.json", {"level": 1, "notes_context": {}})
     write_json(run / "run.json", {"recipe": {"level": 1}, "workspace": {"name": "tiny", "root": str(ws)}})
@@ -398,7 +408,7 @@ def test_a_transcript_longer_than_a_prompt_is_read_whole_in_parts(served, long_r
     script = Script()
     script.scores = lambda q: (1, 1) if ENDING in script.prompts["question"][int(q.split()[1]) - 1] else (5, 5)
     doc = probe_run(long_run, options(serve(served, script), iterations=2, questions_per_iteration=2),
-                    similarity=Same())
+                    meetings=("m1",), similarity=Same())
     probes = ucb(doc)["meetings"]["m1"]["probes"]
     assert [p["part"] for p in probes] == [0, 1, 0, 1]  # two parts of at most 6,000 bytes, in turn
     assert [p["label"] for p in probes] == ["hard-negative", "finding", "hard-negative", "finding"]
