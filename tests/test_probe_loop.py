@@ -249,6 +249,10 @@ def test_the_command_refuses_bad_input_in_one_line(served, run_folder, capsys):
     assert main(["probe", str(run_folder), "--base-url", url, "--model", "m", "--iterations", "0"]) == 1
     assert capsys.readouterr().err.strip() == ("speechkit probe: error: --iterations: "
                                                "expected an integer in [1, 1000], got 0")
+    assert main(["probe", str(run_folder), "--base-url", url, "--model", "m", "--strategy", "ucb", "--strategy",
+                 "ucb"]) == 1
+    assert capsys.readouterr().err.strip() == ("speechkit probe: error: --strategy: "
+                                               "expected one or more distinct of ucb, random")
     assert main(["probe", str(run_folder), "--base-url", url, "--model", "m", "--meeting", "m09"]) == 1
     assert "no transcript of meeting(s) m09" in capsys.readouterr().err
     assert main(["probe", str(run_folder / "nowhere")]) == 1
