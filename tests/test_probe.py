@@ -10,11 +10,13 @@ import pytest
 from reliability_helpers import seg
 
 from speechkit.core.options import OptionError
+from speechkit.metrics.bootstrap import Ratio, paired_bootstrap
 from speechkit.stages.summarize.llm import chunk_lines, transcript_lines
 from speechkit.steps.probe.inputs import NOTHING, excerpts
 from speechkit.steps.probe.labels import label, severe
 from speechkit.steps.probe.loop import ProbeOptions
 from speechkit.steps.probe.novelty import NoveltyFilter
+from speechkit.steps.probe.results import comparison
 from speechkit.steps.probe.roles import TokenMeter
 from speechkit.steps.probe.scoreboard import Scoreboard
 from speechkit.steps.probe.stats import difference, fisher_p, newcombe, rate, wilson
@@ -211,3 +213,27 @@ def test_a_transcript_is_cut_into_parts_each_with_the_own_lines_of_its_time():
     (empty,) = excerpts(Transcript("m", []), own, 200)
     assert empty.reference == NOTHING and "own late" in empty.own
     assert excerpts(reference, Transcript("m", []), 200)[0].own == NOTHING
+
+
+def _part(labels_by_meeting: dict[str, list[str | None]]) -> dict:
+    """A strategy's part of probe.json with these probe labels per meeting (one demand, "d")."""
+    judged = [x for labels in labels_by_meeting.values() for x in labels if x]
+    found = sum(x == "finding" for x in judged)
+    return {"summary": {"judged": len(judged), "findings": found, "by_demand": {"d": rate(found, len(judged))}},
+            "meetings": {m: {"probes": [{"label": x} for x in labels]} for m, labels in labels_by_meeting.items()}}
+
+
+def test_the_comparison_pairs_the_strategies_meeting_by_meeting():
+    searched = _part({"a": ["finding", "finding", None, "near-miss"], "b": ["finding", "hard-negative"],
+                      "c": ["hard-negative", "hard-negative", "finding"]})
+    drawn = _part({"a": ["finding", "hard-negative", "hard-negative"], "b": ["near-miss", "hard-negative"],
+                   "c": ["hard-negative", None, "hard-negative"]})
+    c = comparison({"ucb": searched, "random": drawn}, resamples=500, seed=3)
+    assert c["overall"] == difference(rate(4, 8), rate(1, 7)) and c["by_demand"]["d"] == c["overall"]
+    paired = paired_bootstrap([Ratio(1, 3), Ratio(0, 2), Ratio(0, 2)], [Ratio(2, 3), Ratio(1, 2), Ratio(1, 3)],
+                              500, 3)
+    assert c["over_meetings"] == {"meetings": 3, "resamples": 500, "difference": round(4 / 8 - 1 / 7, 4),
+                                  "ci": [round(paired.ci_low, 4), round(paired.ci_high, 4)]}
+    assert c["over_meetings"]["ci"][0] < c["over_meetings"]["difference"] < c["over_meetings"]["ci"][1]
+    assert comparison({"ucb": searched}, 500, 3) is None
+    assert comparison({"ucb": searched, "random": drawn}, 0, 3)["over_meetings"]["ci"] is None

@@ -360,10 +360,14 @@ def test_both_strategies_give_rates_with_intervals_and_a_test_of_their_differenc
     assert c["overall"]["p_value"] == pytest.approx(stats.fisher_exact(table).pvalue, abs=1e-4)
     low, high = c["overall"]["ci"]
     assert low < c["overall"]["difference"] < high
+    # one meeting: the paired bootstrap over meetings has nothing to resample, its interval is the value
+    assert c["over_meetings"] == {"meetings": 1, "resamples": 1000, "difference": c["overall"]["difference"],
+                                  "ci": [c["overall"]["difference"]] * 2}
     assert c["by_demand"]["synthesis"]["difference"] == 0.0 or c["by_demand"]["synthesis"]["difference"] is None
     section = "\n".join(probe_section(RunView(RunFolder(run_folder), {}, Scores({}))))
     assert "- `ucb`: 16 probes" in section and "- `random`: 16 probes" in section
     assert "`ucb` against the `random` baseline on the same budget: +" in section
+    assert "over 1 meeting(s), paired bootstrap: +" in section
     assert ("| demand | ucb: findings / judged, rate [95% CI] | random: findings / judged, rate [95% CI] "
             "| ucb - random [95% CI], p |") in section
 

@@ -26,10 +26,18 @@ from speechkit.io.run_view import RunView
 from speechkit.llm import session
 from speechkit.llm.client import LLMClient, LLMUnavailable
 from speechkit.llm.run import checked_endpoint
+from speechkit.metrics.bootstrap import RESAMPLES, SEED
 from speechkit.steps.probe.inputs import MeetingMaterial, meeting_material
 from speechkit.steps.probe.loop import MeetingProbes, ProbeOptions, Strategy, probe_meeting
 from speechkit.steps.probe.novelty import NoveltyFilter
-from speechkit.steps.probe.results import difference_text, probe_document, rate_text, share, write_probe
+from speechkit.steps.probe.results import (
+    difference_text,
+    over_meetings_text,
+    probe_document,
+    rate_text,
+    share,
+    write_probe,
+)
 from speechkit.steps.probe.roles import Roles, TokenMeter
 from speechkit.text_similarity import TextSimilarity, text_similarity
 from speechkit.workspace import Workspace
@@ -81,11 +89,12 @@ def previous_probe(run: RunFolder) -> Any:
 
 
 def probe_run(run: RunFolder, ws: Workspace, prober: LLMProber, materials: list[MeetingMaterial], found: str,
-              seed: int = 0, previous: Any = None) -> dict[str, Any]:
+              seed: int = SEED, previous: Any = None, resamples: int = RESAMPLES) -> dict[str, Any]:
     """Probe the meetings of ``materials`` (:func:`materials_of`) of the finished run ``run`` (of
     ``ws``) by each of the options' strategies and write its ``probe.json``; its content.
     ``found``: what probing the endpoint found (an unavailable one stops before any probe);
-    ``seed``: the random strategy's; ``previous``: the probe.json before (:func:`previous_probe`),
+    ``seed``: the random strategy's and the comparison's bootstrap's, ``resamples`` the bootstrap's;
+    ``previous``: the probe.json before (:func:`previous_probe`),
     whose other strategies are kept when comparable (:func:`~.results.kept_strategies`). The
     requests count in the current LLM session (a step's own, :mod:`speechkit.postrun`). Each
     meeting has its own iterations and token budget per strategy; under the ``fail`` policy,
@@ -100,7 +109,7 @@ def probe_run(run: RunFolder, ws: Workspace, prober: LLMProber, materials: list[
                 "models_reported": sorted(usage.reported), "probe": found, "requests": usage.requests,
                 "failed": usage.failed, "novelty_similarity": prober.similarity.name}
     out = run.file(RunFolder.PROBE)
-    document = probe_document(run.level(), str(ws.root), endpoint, options, seed, results, previous)
+    document = probe_document(run.level(), str(ws.root), endpoint, options, seed, results, previous, resamples)
     write_probe(out, document)
     if options.failures == "fail" and usage.failed and usage.failed_share > options.max_failed_share:
         raise LLMUnavailable(f"{usage.base_url}: model {usage.model}: {usage.failed} of {usage.requests} probe "
@@ -132,7 +141,8 @@ class ProbeStep(Step):
         self.found = checked_endpoint(self.prober.client, self.prober.options.failures, "probe")
 
     def run(self, run: RunFolder, job: StepJob) -> dict[str, Any]:
-        return probe_run(run, job.workspace, self.prober, self.materials, self.found, job.seed, self.previous)
+        return probe_run(run, job.workspace, self.prober, self.materials, self.found, job.seed, self.previous,
+                         job.resamples)
 
 
 STEP = ProbeStep
@@ -178,7 +188,7 @@ def probe_section(view: RunView) -> list[str]:
     if c is not None:
         lines += ["", f"{code(c['strategy'])} against the {code(c['baseline'])} baseline on the same budget: "
                       f"{difference_text(c['overall'])} (difference of finding rates, {c['interval']} interval; "
-                      f"{c['test']})."]
+                      f"{c['test']}); {over_meetings_text(c['over_meetings'])}."]
     return lines + ["", *_demand_table(probe), ""]
 
 

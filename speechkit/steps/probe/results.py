@@ -14,7 +14,10 @@ the strategy's summary:
 
 With both strategies, ``comparison`` holds the UCB search's rate minus the random baseline's,
 over all probes and per demand: the difference, Newcombe's 95% interval and the p-value of
-Fisher's exact test (:mod:`.stats`); None otherwise. Probing with some strategies keeps the
+Fisher's exact test (:mod:`.stats`), and ``over_meetings``, the same difference with a paired
+percentile bootstrap 95% interval over the meetings (each strategy's micro rate on the same draw
+of meetings, :func:`~speechkit.metrics.bootstrap.paired_bootstrap`), which counts how the meetings
+differ; None otherwise. Probing with some strategies keeps the
 others' results from the probe.json before when they were probed with the same options, seed,
 model and meetings (:func:`kept_strategies`), so ``--strategy random`` after the default
 compares the two.
@@ -26,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from speechkit.io.atomic import write_json
+from speechkit.metrics.bootstrap import RESAMPLES, Ratio, paired_bootstrap
 from speechkit.steps.probe.loop import STRATEGIES, MeetingProbes, ProbeOptions
-from speechkit.steps.probe.stats import difference, rate
+from speechkit.steps.probe.stats import difference, interval, rate, rounded
 
 PROBE_FORMAT = "speechkit-probe/2"
 #: The strategy compared with the baseline in ``comparison``, and the baseline.
@@ -58,14 +62,26 @@ def strategy_document(options: ProbeOptions, meetings: Sequence[MeetingProbes]) 
     return {"summary": summarize(meetings, options.demands), "meetings": {m.meeting: m.as_dict() for m in meetings}}
 
 
-def comparison(strategies: dict[str, Any]) -> dict[str, Any] | None:
-    """:data:`COMPARED` against :data:`BASELINE`, overall and per demand (None without both)."""
+def _meeting_rates(part: dict[str, Any]) -> list[Ratio]:
+    """Per meeting of a strategy's part, in order: findings over judged probes."""
+    labels = [[p["label"] for p in m["probes"] if p["label"]] for m in part["meetings"].values()]
+    return [Ratio(sum(label == "finding" for label in judged), len(judged)) for judged in labels]
+
+
+def comparison(strategies: dict[str, Any], resamples: int, seed: int) -> dict[str, Any] | None:
+    """:data:`COMPARED` against :data:`BASELINE`, overall, over meetings (``resamples`` and
+    ``seed``: the paired bootstrap's) and per demand (None without both)."""
     if COMPARED not in strategies or BASELINE not in strategies:
         return None
     one, other = strategies[COMPARED]["summary"], strategies[BASELINE]["summary"]
+    paired = paired_bootstrap(_meeting_rates(strategies[BASELINE]), _meeting_rates(strategies[COMPARED]),
+                              resamples, seed)
     return {"strategy": COMPARED, "baseline": BASELINE, "interval": "Newcombe (method 10), 95%",
             "test": "Fisher's exact test, two-sided",
             "overall": difference(rate(one["findings"], one["judged"]), rate(other["findings"], other["judged"])),
+            "over_meetings": {"meetings": len(strategies[COMPARED]["meetings"]), "resamples": resamples,
+                              "difference": rounded(paired.value),
+                              "ci": interval(None if paired.ci_low is None else (paired.ci_low, paired.ci_high))},
             "by_demand": {d: difference(one["by_demand"][d], other["by_demand"][d]) for d in one["by_demand"]}}
 
 
@@ -88,16 +104,18 @@ def kept_strategies(previous: Any, document: dict[str, Any]) -> dict[str, Any]:
 
 
 def probe_document(level: int, workspace: str, endpoint: dict[str, Any], options: ProbeOptions, seed: int,
-                   results: dict[str, Sequence[MeetingProbes]], previous: Any = None) -> dict[str, Any]:
+                   results: dict[str, Sequence[MeetingProbes]], previous: Any = None,
+                   resamples: int = RESAMPLES) -> dict[str, Any]:
     """The content of probe.json: ``results`` per strategy, and those :func:`kept_strategies`
-    keeps of ``previous``."""
+    keeps of ``previous``; ``seed`` and ``resamples``: the random strategy's seed and the
+    comparison's bootstrap."""
     document = {"format": PROBE_FORMAT, "level": level, "workspace": workspace, "endpoint": endpoint,
                 "options": options.as_dict(), "seed": seed,
                 "strategies": {k: strategy_document(options, v) for k, v in results.items()}}
     kept = kept_strategies(previous, document)
     document["strategies"] = {k: (document["strategies"] | kept)[k] for k in STRATEGIES
                               if k in document["strategies"] or k in kept}
-    document["comparison"] = comparison(document["strategies"])
+    document["comparison"] = comparison(document["strategies"], resamples, seed)
     return document
 
 
@@ -124,6 +142,13 @@ def difference_text(d: dict[str, Any]) -> str:
     return f"{d['difference'] * 100:+.1f} pp [{low * 100:+.1f}, {high * 100:+.1f}], p {d['p_value']:.3f}"
 
 
+def over_meetings_text(d: dict[str, Any]) -> str:
+    """The difference over meetings with its paired bootstrap interval: ``over 3 meetings: +5.0 pp [...]``."""
+    ci = "" if d["ci"] is None else f" [{d['ci'][0] * 100:+.1f}, {d['ci'][1] * 100:+.1f}]"
+    value = "n/a" if d["difference"] is None else f"{d['difference'] * 100:+.1f} pp{ci}"
+    return f"over {d['meetings']} meeting(s), paired bootstrap: {value}"
+
+
 def format_summary(document: dict[str, Any]) -> str:
     """The printed summary: per strategy the counts, finding rate, severity share and findings by
     demand; then the comparison."""
@@ -142,6 +167,7 @@ def format_summary(document: dict[str, Any]) -> str:
             lines += [f"  - {q}" for q in questions]
     c = document["comparison"]
     if c is not None:
-        lines.append(f"{c['strategy']} - {c['baseline']}: {difference_text(c['overall'])} ({c['test']})")
+        lines.append(f"{c['strategy']} - {c['baseline']}: {difference_text(c['overall'])} ({c['test']}); "
+                     f"{over_meetings_text(c['over_meetings'])}")
         lines += [f"  {demand}: {difference_text(d)}" for demand, d in c["by_demand"].items()]
     return "\n".join(lines)

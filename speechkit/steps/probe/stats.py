@@ -50,18 +50,20 @@ def fisher_p(findings: int, judged: int, other_findings: int, other_judged: int)
     return float(stats.fisher_exact(table, alternative="two-sided").pvalue)
 
 
-def _round(value: float | None) -> float | None:
+def rounded(value: float | None) -> float | None:
+    """``value`` to 4 decimals, as probe.json holds figures (None stays None)."""
     return None if value is None else round(value, 4)
 
 
-def _interval(ci: tuple[float, float] | None) -> list[float] | None:
+def interval(ci: tuple[float, float] | None) -> list[float] | None:
+    """An interval as probe.json holds it: ``[low, high]`` to 4 decimals (None stays None)."""
     return None if ci is None else [round(ci[0], 4), round(ci[1], 4)]
 
 
 def rate(findings: int, judged: int) -> dict[str, Any]:
     """A finding rate as probe.json holds it: the counts, the rate and its Wilson interval."""
-    return {"judged": judged, "findings": findings, "finding_rate": _round(findings / judged if judged else None),
-            "ci": _interval(wilson(findings, judged))}
+    return {"judged": judged, "findings": findings, "finding_rate": rounded(findings / judged if judged else None),
+            "ci": interval(wilson(findings, judged))}
 
 
 def difference(one: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
@@ -69,4 +71,4 @@ def difference(one: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
     and Fisher's p-value (None where either judged nothing)."""
     counts = (one["findings"], one["judged"], other["findings"], other["judged"])
     value = counts[0] / counts[1] - counts[2] / counts[3] if counts[1] and counts[3] else None
-    return {"difference": _round(value), "ci": _interval(newcombe(*counts)), "p_value": _round(fisher_p(*counts))}
+    return {"difference": rounded(value), "ci": interval(newcombe(*counts)), "p_value": rounded(fisher_p(*counts))}
