@@ -372,6 +372,12 @@ def test_both_strategies_give_rates_with_intervals_and_a_test_of_their_differenc
             "| ucb - random [95% CI], p |") in section
 
 
+def test_the_report_of_a_probe_json_of_the_first_format_says_to_probe_again(run_folder):
+    write_json(run_folder / "probe.json", {"format": "speechkit-probe/1", "summary": {}, "meetings": {}})
+    section = probe_section(RunView(RunFolder(run_folder), {}, Scores({})))
+    assert section[0] == "## Adaptive probing" and "is not `speechkit-probe/2` (`speechkit-probe/1`)" in section[2]
+
+
 def test_the_baseline_probed_after_the_search_is_compared_with_it(served, run_folder):
     url = serve(served, _scripted_by_demand("attribution"))
     (run_folder / "probe.json").write_text("{not json")  # an unreadable one before is written anew

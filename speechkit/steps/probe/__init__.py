@@ -31,6 +31,7 @@ from speechkit.steps.probe.inputs import MeetingMaterial, meeting_material
 from speechkit.steps.probe.loop import MeetingProbes, ProbeOptions, Strategy, probe_meeting
 from speechkit.steps.probe.novelty import NoveltyFilter
 from speechkit.steps.probe.results import (
+    PROBE_FORMAT,
     difference_text,
     over_meetings_text,
     probe_document,
@@ -168,10 +169,14 @@ def probe_section(view: RunView) -> list[str]:
     """What probing found (the run's ``probe.json``): per strategy the finding rate with its
     interval and the severity share over the judged probes, the findings by demand; the finding
     rates per demand, and with both strategies their difference and its test; the model that
-    played the roles. Nothing without the file."""
+    played the roles. Nothing without the file; a line saying so for a probe.json of another format."""
     probe = view.document(RunFolder.PROBE)
     if probe is None:
         return []
+    if not isinstance(probe, dict) or probe.get("format") != PROBE_FORMAT:
+        given = probe.get("format") if isinstance(probe, dict) else None
+        return ["## Adaptive probing", "", f"The run's {RunFolder.PROBE} is not {code(PROBE_FORMAT)} "
+                f"({code(str(given))}): probe the run again (docs/qa.md) to see it here.", ""]
     lines = [f"## Adaptive probing (roles: {code(probe['endpoint']['model'])})", "",
              "A finding is an answer the judge scored 3 or lower on faithfulness or completeness against the "
              "reference transcript; rates are findings / judged probes with Wilson 95% intervals (docs/qa.md).", ""]
