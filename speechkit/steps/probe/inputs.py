@@ -1,13 +1,19 @@
 """What a probe reads of a finished run: per meeting, the system's own output and the reference.
 
-The system under test answers from :attr:`MeetingMaterial.system`: its transcript, its notes and
-the notes context its level gave it (empty at L1), as text (:func:`~speechkit.io.run_output.read_output`).
-The generator, the self-verifier and the judge read :attr:`MeetingMaterial.reference`: the
-workspace's verbatim reference transcript. Both transcripts are ``[MM:SS] Name: text`` lines,
-cut to ``transcript_bytes`` (UTF-8) each.
+The whole meeting is read, a part at a time: the workspace's verbatim reference transcript, as
+``[MM:SS] Name: text`` lines, is cut between lines into parts of at most ``transcript_bytes``
+(UTF-8) each (:func:`~speechkit.stages.summarize.llm.chunk_lines`), and the probes of a meeting
+take its parts in turn (:meth:`MeetingMaterial.part`). The generator, the self-verifier and the
+judge read the part's reference lines (:attr:`Excerpt.reference`). The system under test
+answers from :meth:`MeetingMaterial.system`: the notes context its level gave it (empty at L1)
+and its notes, whole, and the lines of its own transcript from the same stretch of time (from
+:data:`MARGIN_S` before the part's first line to as long after the next part's first line; cut
+to ``transcript_bytes`` too), as a retrieval step would give it
+(:func:`~speechkit.io.run_output.read_output`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +23,12 @@ from speechkit.io.run_folder import RunFolder
 from speechkit.io.run_output import read_output
 from speechkit.notes import Notes
 from speechkit.stages.summarize.llm import chunk_lines, transcript_lines
-from speechkit.transcript import Transcript
+from speechkit.transcript import Segment, Transcript
 from speechkit.workspace import Workspace
+
+#: Seconds of its own transcript the system gets on either side of a part's stretch of time.
+MARGIN_S = 5.0
+NOTHING = "(nothing was transcribed)"
 
 #: The notes context's parts as the system saw them (``context/<meeting>.json``), with their titles.
 CONTEXT_PARTS = (("earlier_notes", "Earlier meetings (your notes then)"), ("roster", "People"),
@@ -26,17 +36,65 @@ CONTEXT_PARTS = (("earlier_notes", "Earlier meetings (your notes then)"), ("rost
 
 
 @dataclass(frozen=True)
+class Excerpt:
+    """One part of a meeting: its ``reference`` lines and the ``own`` transcript lines of the same time."""
+
+    reference: str
+    own: str
+
+
+@dataclass(frozen=True)
 class MeetingMaterial:
-    """One meeting of a run: ``system``, what the system under test answers from, and ``reference``."""
+    """One meeting of a run: ``notes``, the context and notes the system under test reads with
+    every part, and the meeting's ``excerpts`` in order (at least one)."""
 
     meeting: str
-    system: str
-    reference: str
+    notes: str
+    excerpts: tuple[Excerpt, ...]
+
+    def part(self, number: int) -> Excerpt:
+        """The part the ``number``-th probe of the meeting (from 0) reads: the parts in turn."""
+        return self.excerpts[number % len(self.excerpts)]
+
+    def system(self, excerpt: Excerpt) -> str:
+        """What the system under test answers from when a probe reads ``excerpt``."""
+        return f"{self.notes}\n\nTRANSCRIPT (yours):\n{excerpt.own}"
 
 
-def _lines(transcript: Transcript, budget: int) -> str:
-    chunks = chunk_lines(transcript_lines(transcript), budget)
-    return "\n".join(chunks[0]) if chunks else "(nothing was transcribed)"
+def _starts(transcript: Transcript, chunks: list[list[str]]) -> list[float]:
+    """The start time of the segment each of ``chunks`` (of ``transcript``'s lines) begins in,
+    following :func:`chunk_lines`' cuts (a line longer than the budget spans several chunks)."""
+    segments = [seg for seg in transcript.segments if seg.text.strip()]
+    lines = transcript_lines(transcript)
+    index, rest, starts = 0, lines[0] if lines else "", []
+    for chunk in chunks:
+        starts.append(segments[index].start)
+        for piece in chunk:
+            rest = rest[len(piece):].lstrip()
+            if not rest:
+                index += 1
+                rest = lines[index] if index < len(lines) else ""
+    return starts
+
+
+def _text(segments: list[Segment], meeting: str, budget: int) -> str:
+    chunks = chunk_lines(transcript_lines(Transcript(meeting, segments)), budget)
+    return "\n".join(chunks[0]) if chunks else NOTHING
+
+
+def excerpts(reference: Transcript, own: Transcript, budget: int) -> tuple[Excerpt, ...]:
+    """The parts of ``reference`` of at most ``budget`` bytes, each with ``own``'s lines of its time."""
+    chunks = chunk_lines(transcript_lines(reference), budget)
+    if not chunks:
+        return (Excerpt(NOTHING, _text(own.segments, own.session_id, budget)),)
+    starts = _starts(reference, chunks)
+    bounds = [-math.inf, *starts[1:], math.inf]
+    out = []
+    for k, chunk in enumerate(chunks):
+        low, high = bounds[k] - MARGIN_S, bounds[k + 1] + MARGIN_S
+        window = [seg for seg in own.segments if seg.start < high and seg.end > low]
+        out.append(Excerpt("\n".join(chunk), _text(window, own.session_id, budget)))
+    return tuple(out)
 
 
 def notes_text(notes: Notes) -> str:
@@ -77,6 +135,7 @@ def meeting_material(run: RunFolder, ws: Workspace, meeting: str, transcript_byt
     if m.reference is None:
         raise FormatError(ws.manifest_path, f"meeting {meeting!r} has no reference transcript to judge by")
     own = read_output(run, ws, meeting)
-    system = (f"CONTEXT:\n{context_text(own.context_file)}\n\nYOUR NOTES OF THE MEETING:\n"
-              f"{notes_text(own.notes or Notes())}\n\nTRANSCRIPT (yours):\n{_lines(own.transcript, transcript_bytes)}")
-    return MeetingMaterial(meeting, system, _lines(_reference(m.reference, meeting), transcript_bytes))
+    notes = (f"CONTEXT:\n{context_text(own.context_file)}\n\nYOUR NOTES OF THE MEETING:\n"
+             f"{notes_text(own.notes or Notes())}")
+    return MeetingMaterial(meeting, notes, excerpts(_reference(m.reference, meeting), own.transcript,
+                                                    transcript_bytes))
