@@ -12,14 +12,15 @@ It answers what OpenAI's audio API and the official ``openai`` client ask:
   speech. ``language``, ``temperature`` and ``chunking_strategy`` are accepted and left to the
   recipe.
 
-Each request runs the recipe's cascade (:class:`~speechkit.cascade.Cascade`, no stage cache) on
-the uploaded audio, with the context of level 1 plus what the request gives (its prompt, its
-known speakers). One cascade runs at a time; requests wait their turn, at most
-:attr:`ServeOptions.max_waiting` of them. Every input is bounded (:class:`ServeOptions`: the
-body's size, the time to receive it, the time to answer, the form's parts) and nothing of a
-request names a file: the upload and the references go to a temporary folder of the server's
-and are removed after the answer. Errors are answered as OpenAI's are
-(``{"error": {"message", "type", "param", "code"}}``), a problem with the audio naming no path.
+Each request runs the recipe's cascade (:class:`~speechkit.cascade.Cascade`; with a stage cache
+folder, results of audio sent before are reused) on the uploaded audio, with the context of
+level 1 plus what the request gives (its prompt, its known speakers). One cascade runs at a
+time; requests wait their turn, at most :attr:`ServeOptions.max_waiting` of them. Every input
+is bounded (:class:`ServeOptions`: the body's size, the time to receive it, the time to answer,
+the form's parts) and nothing of a request names a file: the upload and the references go to
+a temporary folder of the server's and are removed after the answer. Errors are answered as
+OpenAI's are (``{"error": {"message", "type", "param", "code"}}``), a problem with the audio
+naming no path.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from speechkit.cache import StageCache
 from speechkit.core.audio import audio_duration
 from speechkit.core.options import StageOptions, bounded
 from speechkit.errors import FormatError, SpeechkitError
@@ -111,10 +113,12 @@ class Answer:
 class TranscriptionService:
     """A recipe's cascade answering transcription requests, one at a time."""
 
-    def __init__(self, recipe: Recipe, names: tuple[str, ...] = (), options: ServeOptions | None = None) -> None:
+    def __init__(self, recipe: Recipe, names: tuple[str, ...] = (), options: ServeOptions | None = None,
+                 cache_dir: Path | None = None) -> None:
         from speechkit.cascade import Cascade
 
         self.recipe = recipe
+        self.cache = StageCache(cache_dir)
         self.names = names or (recipe.name,)
         self.options = options or ServeOptions()
         self.cascade = Cascade(recipe)
@@ -185,7 +189,7 @@ class TranscriptionService:
         return getattr(self.recipe.stages["asr"].options, "language", None) or "en"
 
     def _run(self, audio: Path, context: MeetingContext) -> tuple[Transcript, float]:
-        result = self.cascade.run(audio, context, session_id="upload")
+        result = self.cascade.run(audio, context, cache=self.cache, session_id="upload")
         return result.transcript, audio_duration(audio)
 
 
