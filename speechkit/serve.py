@@ -21,6 +21,11 @@ the form's parts) and nothing of a request names a file: the upload and the refe
 a temporary folder of the server's and are removed after the answer. Errors are answered as
 OpenAI's are (``{"error": {"message", "type", "param", "code"}}``), a problem with the audio
 naming no path.
+
+With a request log (``speechkit serve --request-log FILE``) each transcription request's form
+is appended to FILE as one JSON line, before it is answered: its text fields (a repeated field
+as a list; a known speaker's reference as its length) and each file's size, which shows what a
+system under test sent at each level (a prompt, known speakers).
 """
 from __future__ import annotations
 
@@ -114,10 +119,12 @@ class TranscriptionService:
     """A recipe's cascade answering transcription requests, one at a time."""
 
     def __init__(self, recipe: Recipe, names: tuple[str, ...] = (), options: ServeOptions | None = None,
-                 cache_dir: Path | None = None) -> None:
+                 cache_dir: Path | None = None, request_log: Path | None = None) -> None:
         from speechkit.cascade import Cascade
 
         self.recipe = recipe
+        self.request_log = request_log
+        self._log_lock = threading.Lock()
         self.cache = StageCache(cache_dir)
         self.names = names or (recipe.name,)
         self.options = options or ServeOptions()
@@ -137,6 +144,7 @@ class TranscriptionService:
     def transcribe(self, parts: list[Part], arrived: float) -> Answer:
         """``POST /v1/audio/transcriptions``: the answer to a parsed form (``arrived``: the
         request's ``time.monotonic()``, from which its deadline runs). Raises :class:`ApiError`."""
+        self._log(parts)
         form = _Form(parts)
         model = form.text("model", required=True)
         if model not in self.names:
@@ -182,6 +190,21 @@ class TranscriptionService:
         finally:
             self._waiting.release()
         return render(transcript, fmt, duration, "word" in granularities, self.language)
+
+    def _log(self, parts: list[Part]) -> None:
+        """Append the request's form to the request log (if any) as one JSON line."""
+        if self.request_log is None:
+            return
+        entry: dict[str, Any] = {}
+        for p in parts:
+            value: Any = ({"bytes": len(p.value)} if p.filename is not None or p.name == "known_speaker_references[]"
+                          else p.text)
+            if p.name.endswith("[]"):
+                entry.setdefault(p.name, []).append(value)
+            else:
+                entry[p.name] = value
+        with self._log_lock, self.request_log.open("a", encoding="utf-8") as log_file:
+            log_file.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
     @property
     def language(self) -> str:

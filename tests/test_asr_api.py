@@ -239,19 +239,26 @@ def test_no_endpoint_anywhere_is_one_error_line(excerpt, tmp_path, capsys, monke
 
 @pytest.fixture(scope="module")
 def serve_url(tmp_path_factory):
-    """``speechkit serve``'s server over the default recipe, in this process on 127.0.0.1, port 0."""
-    service = TranscriptionService(load_recipe("whisper"), cache_dir=tmp_path_factory.mktemp("serve-cache"))
+    """``speechkit serve``'s server over the default recipe, in this process on 127.0.0.1, port 0,
+    with its request log (the log's path is the server's ``log`` attribute)."""
+    folder = tmp_path_factory.mktemp("serve")
+    service = TranscriptionService(load_recipe("whisper"), cache_dir=folder / "cache", request_log=folder / "log.jsonl")
     server = ApiServer(service, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-    yield server.url
+    yield server.url, service.request_log
     server.shutdown()
     server.server_close()
     service.close()
 
 
 def test_the_api_backend_against_speechkit_serve_gives_a_transcript(serve_url, excerpt, tmp_path):
-    assert main(["transcribe", str(excerpt), "--out", str(tmp_path / "out"), "--set", "asr.backend=api",
-                 "--set", f"asr.base_url={serve_url}", "--set", "asr.model=whisper"]) == 0
+    url, log = serve_url
+    assert main(["transcribe", str(excerpt), "--out", str(tmp_path / "out"), "--prompt", "Kafka load test",
+                 "--set", "asr.backend=api", "--set", f"asr.base_url={url}", "--set", "asr.model=whisper"]) == 0
+    (request,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert request == {"model": "whisper", "response_format": "verbose_json", "temperature": "0.0", "language": "en",
+                       "timestamp_granularities[]": ["segment", "word"], "prompt": "Kafka load test",
+                       "file": {"bytes": request["file"]["bytes"]}} and request["file"]["bytes"] > 10_000
     (transcript,) = read_seglst(tmp_path / "out" / "m01-start.json").values()
     words = [w for s in transcript.segments for w in s.words]
     assert words and all(0.0 <= w.start <= w.end <= EXCERPT_S for w in words)
