@@ -26,6 +26,7 @@ from reliability_helpers import error_line
 from speechkit.cascade import Cascade
 from speechkit.cli import main
 from speechkit.core.audio import SAMPLE_RATE, load_audio, span_blocks
+from speechkit.errors import SpeechkitError
 from speechkit.io.seglst import read_seglst
 from speechkit.llm.client import LLMUnavailable, RequestFailed
 from speechkit.meeting_context import Biasing, MeetingContext
@@ -187,6 +188,10 @@ def test_the_servers_speaker_labels_are_the_diarization_and_its_names_the_identi
     assert {s.speaker_name for s in plain.transcript.segments} == {None}
     stable = Cascade(recipe).run(excerpt, MeetingContext(stable_labels=True, prior_speakers={"Speaker 1": [1.0]}))
     assert [s.speaker_name for s in stable.transcript.segments] == ["Speaker 2", "Speaker 3", "Speaker 2"]
+    # identification by voice has no voice prints to compare after the server's labels
+    by_voice = recipe.with_settings({"identify.backend": "cosine"})
+    with pytest.raises(SpeechkitError, match=r"no embedder to identify speakers with \(identify: \{backend: given"):
+        Cascade(by_voice).run(excerpt, enrolled)
 
 
 # --- failing, slow and model-less endpoints: the one-line error of every LLM stage ---

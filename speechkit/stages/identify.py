@@ -31,7 +31,7 @@ carries in :attr:`~speechkit.stages.diarize.Diarization.names`; no voice is comp
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -43,6 +43,7 @@ from speechkit.core.options import StageOptions, bounded
 from speechkit.core.record import TRANSCRIPT, TURNS, VOICES, MeetingRecord
 from speechkit.core.stage import Spec, Stage, registered_class
 from speechkit.core.vectors import l2_normalize
+from speechkit.errors import SpeechkitError
 from speechkit.stages.cohort import DEFAULT_THRESHOLD as SNORM_THRESHOLD
 from speechkit.stages.cohort import cohort_for, normalized_scores
 from speechkit.stages.diarize.embedders import Embedder, ResemblyzerEmbedder
@@ -308,13 +309,13 @@ class GivenNames:
     def __init__(self, options: GivenNamesOptions | None = None, device: str = "auto") -> None:
         self.options = options or GivenNamesOptions()
 
-    def name_given(self, diarization: Diarization, enrolled: Collection[str],
-                   earlier: Collection[str] | None) -> dict[str, str | None]:
-        """Label -> name for ``diarization``'s speakers: its given names of ``enrolled`` persons;
-        ``earlier`` (None: no stable labels): the names and labels of earlier meetings."""
-        names: dict[str, str | None] = {label: diarization.names.get(label) for label in diarization.speakers}
-        names = {label: name if name in enrolled else None for label, name in names.items()}
-        return names if earlier is None else new_labels(names, set(earlier))
+    def name_meeting(self, record: MeetingRecord) -> dict[str, str | None]:
+        """Label -> name for the speakers of ``record``'s diarization: the names it was given of
+        the persons enrolled for the meeting; with stable labels, new labels for the others."""
+        diarization, context = record.result("diarize"), record.context
+        names = {label: diarization.names.get(label) for label in diarization.speakers}
+        names = {label: name if name in context.enrollments else None for label, name in names.items()}
+        return new_labels(names, set(context.prior_speakers)) if context.stable_labels else names
 
 
 def _margin(scores: np.ndarray, row: int, col: int) -> float:
@@ -339,8 +340,8 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
     def __init__(self, spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
         super().__init__(spec, device, reads)
         self.diarize: Any = self.inputs["diarize"]
-        #: Whether the backend names voices by their embeddings (``cosine``) or takes the
-        #: diarization's own names (``given``).
+        #: Whether the backend names voices by the diarization's embeddings (``cosine``); one that
+        #: does not (``given``) names a meeting's speakers itself: ``name_meeting(record)``.
         self.uses_embedder: bool = getattr(registered_class(BACKENDS, spec.backend, "stages.identify.backend"),
                                            "uses_embedder", True)
         self._identifier: Any = None
@@ -360,8 +361,9 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
         if self._identifier is None:
             embedder = self.diarize.embedder
             if embedder is None:
-                raise ValueError(f"the {self.diarize.spec.backend} diarization backend gives no "
-                                 f"embedder to identify speakers with")
+                raise SpeechkitError(f"stages.identify: the {self.diarize.spec.backend} diarization backend gives "
+                                     f"no embedder to identify speakers with (identify: {{backend: given}} takes "
+                                     "the names it gives)")
             self._identifier = registered_class(BACKENDS, self.spec.backend, "stages.identify.backend")(
                 self.spec.options, device=self.device, embedder=embedder)
         return self._identifier
@@ -370,8 +372,7 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
         centroids = record.result("diarize").centroids
         context = record.context
         if not self.uses_embedder:
-            return self.identifier.name_given(record.result("diarize"), context.enrollments,
-                                              context.prior_speakers if context.stable_labels else None)
+            return self.identifier.name_meeting(record)
         if not context.enrollments and not context.stable_labels:
             return dict.fromkeys(centroids)
         enrollments = self.enrollment_vectors(record) if context.enrollments else {}
