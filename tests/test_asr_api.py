@@ -14,12 +14,14 @@ from __future__ import annotations
 import base64
 import io
 import json
+import shutil
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
+import yaml
 from llm_helpers import KEY, Endpoint, leaks
 from reliability_helpers import error_line
 
@@ -268,3 +270,38 @@ def test_the_api_backend_against_speechkit_serve_gives_a_transcript(serve_url, e
     words = [w for s in transcript.segments for w in s.words]
     assert words and all(0.0 <= w.start <= w.end <= EXCERPT_S for w in words)
     assert word_error_rate(excerpt_reference(), transcript.text).ratio.value < 0.5
+
+
+@pytest.mark.slow  # a whole level-3 run of a demo meeting, its transcription by speechkit serve
+def test_a_level_3_run_through_a_diarizing_endpoint_names_corrects_summarizes_and_scores(serve_url, tmp_path):
+    url, log = serve_url
+    ws = tmp_path / "ws"
+    shutil.copytree(DEMO, ws)
+    manifest = yaml.safe_load((ws / "workspace.yaml").read_text())
+    manifest["meetings"] = manifest["meetings"][:1]
+    manifest["artifacts"] = [a for a in manifest.get("artifacts", []) if a.get("meeting") in (None, "m01")]
+    (ws / "workspace.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    recipe = tmp_path / "api-diarize.yaml"
+    recipe.write_text(yaml.safe_dump({"name": "api-diarize", "stages": {
+        "vad": {"backend": "silero"},
+        "asr": {"backend": "api", "base_url": url, "model": "whisper", "transcript_format": "diarized_json"},
+        "diarize": {"backend": "transcribed"}, "identify": {"backend": "given"},
+        "correct": {"backend": "lexicon"}, "summarize": {"backend": "extractive"}}}))
+    log.write_text("")
+    out = tmp_path / "run"
+    assert main(["run", str(recipe), "--level", "3", "--workspace", str(ws), "--out", str(out)]) == 0
+    (request,) = [json.loads(line) for line in log.read_text().splitlines()]
+    people = {p["name"] for p in manifest["people"]}
+    assert "prompt" not in request and request["response_format"] == "diarized_json"
+    assert request["known_speaker_names[]"] and set(request["known_speaker_names[]"]) <= people  # L3: enrollments
+    (transcript,) = read_seglst(out / "transcripts" / "m01.json").values()
+    named = {s.speaker_name for s in transcript.segments} - {None}
+    assert named and named <= people  # the server's names, taken by identification
+    run = json.loads((out / "run.json").read_text())
+    (endpoint,) = run["llm"]["endpoints"]
+    assert (endpoint["base_url"], endpoint["requests"], endpoint["failed"]) == (url, 1, 0)
+    assert endpoint["probe"].startswith("ok")
+    notes = json.loads((out / "notes" / "m01.json").read_text())
+    assert notes["summary"]
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores["aggregate"]["wer"]["value"] < 0.6
