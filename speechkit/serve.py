@@ -345,23 +345,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             raise ApiError(413, f"the request's {int(length):,} bytes are over the server's limit of "
                                 f"{options.max_upload_bytes:,} (max_upload_bytes)")
-        left, chunks = int(length), []
+        left, chunks, closing = int(length), [], self.close_connection
+        late = ApiError(408, f"the request was not received within {options.upload_timeout_s:g} s")
         while left:
             remaining = options.upload_timeout_s - (time.monotonic() - arrived)
+            self.close_connection = True  # until the body is read whole
             if remaining <= 0:
-                self.close_connection = True
-                raise ApiError(408, f"the request was not received within {options.upload_timeout_s:g} s")
+                raise late
             self.connection.settimeout(remaining)
             try:
                 chunk = self.rfile.read1(min(left, 1 << 20))
             except TimeoutError:
-                chunk = b""
+                raise late from None
             if not chunk:
-                self.close_connection = True
-                raise ApiError(408 if time.monotonic() - arrived >= options.upload_timeout_s else 400,
-                               "the request's body ended early or came too slowly")
+                raise ApiError(400, "the request's body ended before its Content-Length")
             chunks.append(chunk)
             left -= len(chunk)
+        self.close_connection = closing
         self.connection.settimeout(self.timeout)
         return b"".join(chunks)
 

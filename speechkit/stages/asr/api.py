@@ -137,7 +137,7 @@ class ApiRecognizer:
     def __init__(self, options: ApiAsrOptions | None = None, device: str = "auto") -> None:
         self.options = options or ApiAsrOptions()
         self.client = LLMClient(self.options)
-        self._references: dict[str, str] = {}
+        self._references: dict[tuple[Path, ...], str] = {}  # clips -> their data URL
 
     def __repr__(self) -> str:
         return f"ApiRecognizer({self.client!r})"
@@ -196,7 +196,7 @@ class ApiRecognizer:
                             len(names), o.max_known_speakers, ", ".join(names[:o.max_known_speakers]))
             for name in names[:o.max_known_speakers]:
                 fields += [Part("known_speaker_names[]", name.encode()),
-                           Part("known_speaker_references[]", self._reference(name, enrollments[name]).encode())]
+                           Part("known_speaker_references[]", self._reference(enrollments[name]).encode())]
         elif (prompt := self.prompt(biasing)) is not None:
             fields.append(Part("prompt", prompt.encode()))
         return fields
@@ -210,12 +210,13 @@ class ApiRecognizer:
         prompt, hotwords = fit_biasing(biasing, budget - 1, len)  # 1: the space between the two
         return " ".join(p for p in (hotwords, prompt) if p) or None
 
-    def _reference(self, name: str, clips: Sequence[Path]) -> str:
-        """A data URL of at most ``reference_s`` seconds of ``name``'s enrollment clips (WAV)."""
-        if name not in self._references:
+    def _reference(self, clips: Sequence[Path]) -> str:
+        """A data URL of at most ``reference_s`` seconds of a person's enrollment clips (WAV)."""
+        key = tuple(clips)
+        if key not in self._references:
             audio = np.concatenate([load_audio(c) for c in clips])[:round(self.options.reference_s * SAMPLE_RATE)]
-            self._references[name] = "data:audio/wav;base64," + base64.b64encode(encode_audio(audio, "wav")).decode()
-        return self._references[name]
+            self._references[key] = "data:audio/wav;base64," + base64.b64encode(encode_audio(audio, "wav")).decode()
+        return self._references[key]
 
     def _requests(self, audio: np.ndarray, speech: list[tuple[float, float]]
                   ) -> Iterator[tuple[float, list[tuple[float, float]], bytes]]:
