@@ -208,8 +208,9 @@ class TranscriptionService:
 
     @property
     def language(self) -> str:
-        """The language the recipe's ASR is told (``en`` when it detects it)."""
-        return getattr(self.recipe.stages["asr"].options, "language", None) or "en"
+        """The language the recipe's stages are told (their ``language`` option; ``en`` when none is)."""
+        told = (getattr(spec.options, "language", None) for spec in self.recipe.stages.values())
+        return next((code for code in told if isinstance(code, str) and code), "en")
 
     def _run(self, audio: Path, context: MeetingContext) -> tuple[Transcript, float]:
         result = self.cascade.run(audio, context, cache=self.cache, session_id="upload")
