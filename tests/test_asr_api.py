@@ -127,6 +127,11 @@ def test_long_audio_goes_in_requests_within_the_limits_cut_in_pauses_and_comes_b
                          audio_format="wav")
     assert [s.start for s in small.transcribe(audio, speech=[(1.0, 5.0), (8.0, 12.0)])] == [1.0, 8.0]
     assert len(sent) == 2 and max(r["file"] for r in sent) <= 300_000
+    # times past the request's audio are held within it
+    served[-1].behaviour = lambda request, call: (200, json.dumps(
+        {"text": "far", "words": [{"word": "far", "start": 3.0, "end": 1e6}]}), 0.0)
+    (far,) = small.transcribe(audio, speech=[(1.0, 2.0)])
+    assert (far.start, far.end) == (2.5, 2.5)  # the request held 0.5-2.5 s
 
 
 def test_the_prompt_keeps_the_hot_words_and_the_last_words_and_a_diarizing_model_gets_speakers_instead(

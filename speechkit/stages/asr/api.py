@@ -41,7 +41,7 @@ import base64
 import io
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -159,10 +159,10 @@ class ApiRecognizer:
         fields = self._fields(biasing, enrollments)
         known = {p.text for p in fields if p.name == "known_speaker_names[]"}
         out = Recognition()
-        for number, (start, regions, encoded) in enumerate(self._requests(audio, speech)):
+        for number, (start, end, regions, encoded) in enumerate(self._requests(audio, speech)):
             data = self._ask(fields, encoded)
             local = [(s - start, e - start) for s, e in regions]
-            segments = answer_segments(data, self.options.transcript_format, local)
+            segments = [_within(s, end - start) for s in answer_segments(data, self.options.transcript_format, local)]
             if number and self.options.diarizes:
                 segments = [s if s.speaker in known else s.with_speaker(f"{s.speaker}#{number + 1}") for s in segments]
             out.extend(s.shifted(start) for s in segments)
@@ -219,8 +219,8 @@ class ApiRecognizer:
         return self._references[key]
 
     def _requests(self, audio: np.ndarray, speech: list[tuple[float, float]]
-                  ) -> Iterator[tuple[float, list[tuple[float, float]], bytes]]:
-        """``speech`` as requests (audio start, regions, encoded audio) within ``max_chunk_s`` and
+                  ) -> Iterator[tuple[float, float, list[tuple[float, float]], bytes]]:
+        """``speech`` as requests (audio start, end, regions, encoded audio) within ``max_chunk_s`` and
         ``max_upload_bytes``: regions grouped by :func:`span_blocks` (a region longer than a
         request split first), a group over the byte limit split at its widest pause."""
         limit = self.options.max_chunk_s - 1.0  # span_blocks adds its margins on both sides
@@ -234,7 +234,7 @@ class ApiRecognizer:
             encoded = encode_audio(audio[round(start * SAMPLE_RATE):round(end * SAMPLE_RATE)],
                                    self.options.audio_format)
             if len(encoded) <= self.options.max_upload_bytes:
-                yield start, group, encoded
+                yield start, end, group, encoded
                 continue
             if end - start < 2.0:
                 raise self.client.unavailable(f"{len(encoded):,} bytes of audio for {end - start:.1f} s: "
@@ -304,6 +304,13 @@ def answer_segments(data: Mapping[str, Any], transcript_format: str,
         return []
     segment = _spread(text, speech[0][0], speech[-1][1], "")
     return [segment] if segment is not None else []
+
+
+def _within(segment: Segment, length: float) -> Segment:
+    """``segment`` with its words' times held within its request's audio, 0 to ``length`` s (times
+    past it are the server's error, and would land in another part of the recording)."""
+    words = [replace(w, start=min(max(w.start, 0.0), length), end=min(max(w.end, 0.0), length)) for w in segment.words]
+    return Segment.from_words(words, segment.speaker)
 
 
 def _clean(word: Any) -> str:
