@@ -108,10 +108,12 @@ class Answer:
 
     @classmethod
     def json(cls, data: Any, status: int = 200) -> Answer:
+        """``data`` as a JSON answer."""
         return cls(status, "application/json", json.dumps(data, ensure_ascii=False).encode())
 
     @classmethod
     def text(cls, text: str) -> Answer:
+        """``text`` as a plain-text answer."""
         return cls(200, "text/plain; charset=utf-8", text.encode())
 
 
@@ -213,6 +215,7 @@ class TranscriptionService:
         return next((code for code in told if isinstance(code, str) and code), "en")
 
     def _run(self, audio: Path, context: MeetingContext) -> tuple[Transcript, float]:
+        """The cascade's transcript of ``audio`` and the audio's seconds (on the worker thread)."""
         result = self.cascade.run(audio, context, cache=self.cache, session_id="upload")
         return result.transcript, audio_duration(audio)
 
@@ -224,9 +227,11 @@ class _Form:
         self.parts = parts
 
     def texts(self, name: str) -> list[str]:
+        """The values of the text field ``name``, in order."""
         return [p.text for p in self.parts if p.name == name and p.filename is None]
 
     def text(self, name: str, required: bool = False) -> str | None:
+        """The value of the text field ``name`` given at most once (None: not given)."""
         values = self.texts(name)
         if len(values) > 1:
             raise ApiError(400, f"{name} is given {len(values)} times", name)
@@ -235,6 +240,7 @@ class _Form:
         return values[0] if values else None
 
     def file(self, name: str) -> Part:
+        """The one non-empty file given in the field ``name``."""
         files = [p for p in self.parts if p.name == name]
         if len(files) != 1 or files[0].filename is None or not files[0].value:
             raise ApiError(400, f"expected one non-empty file in the {name} field", name)
