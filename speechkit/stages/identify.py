@@ -23,6 +23,10 @@ acoustics are nearer their earlier meetings' than their enrollment's); then, whe
 for stable labels (:attr:`MeetingContext.stable_labels`, L2 and up), the other names and labels
 the system gave voices in earlier meetings, by their centroids; clusters still unnamed get new
 labels ``Speaker N`` that no earlier meeting used.
+
+Backends: ``cosine`` (the above) and ``given`` (:class:`GivenNames`: the names a diarizing
+transcription server gave the enrolled persons, which the ``transcribed`` diarization backend
+carries in :attr:`~speechkit.stages.diarize.Diarization.names`; no voice is compared here).
 """
 from __future__ import annotations
 
@@ -39,6 +43,7 @@ from speechkit.core.options import StageOptions, bounded
 from speechkit.core.record import TRANSCRIPT, TURNS, VOICES, MeetingRecord
 from speechkit.core.stage import Spec, Stage, registered_class
 from speechkit.core.vectors import l2_normalize
+from speechkit.errors import SpeechkitError
 from speechkit.stages.cohort import DEFAULT_THRESHOLD as SNORM_THRESHOLD
 from speechkit.stages.cohort import cohort_for, normalized_scores
 from speechkit.stages.diarize.embedders import Embedder, ResemblyzerEmbedder
@@ -60,7 +65,8 @@ SPLIT_MARGIN = 0.5
 
 Normalization = Literal["snorm", "none"]
 NORMALIZATIONS = get_args(Normalization)
-BACKENDS = {"cosine": "speechkit.stages.identify:CosineIdentifier"}
+BACKENDS = {"cosine": "speechkit.stages.identify:CosineIdentifier",
+            "given": "speechkit.stages.identify:GivenNames"}
 DEFAULT_BACKEND = "cosine"
 
 
@@ -267,15 +273,49 @@ class CosineIdentifier:
             for label, name in identify(pending, known, threshold=self.prior_threshold).items():
                 if name and _margin(scores, rows.index(label), cols.index(name)) >= self.options.prior_margin:
                     names[label] = name
-        used = set(names.values()) | set(prior)
-        number = 1
-        for label in sorted(centroids):
-            if names[label] is None:
-                while f"Speaker {number}" in used:
-                    number += 1
-                names[label] = f"Speaker {number}"
-                used.add(names[label])
-        return names
+        return new_labels(names, set(prior))
+
+
+def new_labels(names: dict[str, str | None], used: set[str]) -> dict[str, str | None]:
+    """``names`` with each unnamed label (in sorted order) given a label ``Speaker N`` that
+    neither ``names`` nor ``used`` (the names of earlier meetings) holds."""
+    used = used | {n for n in names.values() if n}
+    number = 1
+    out = dict(names)
+    for label in sorted(out):
+        if out[label] is None:
+            while f"Speaker {number}" in used:
+                number += 1
+            out[label] = f"Speaker {number}"
+            used.add(out[label])
+    return out
+
+
+@dataclass(frozen=True)
+class GivenNamesOptions(StageOptions):
+    """The ``given`` backend has no options."""
+
+
+class GivenNames:
+    """The ``given`` backend: the names the diarization backend took from its source
+    (:attr:`~speechkit.stages.diarize.Diarization.names`: a transcription server told the enrolled
+    persons' names and voices labelled their speech with them) for the persons enrolled for the
+    meeting; the other labels stay unnamed, or, with stable labels (L2 and up), get ``Speaker N``
+    labels no earlier meeting used. It needs no embedder: the server compared the voices."""
+
+    Options = GivenNamesOptions
+    uses_embedder = False
+
+    def __init__(self, options: GivenNamesOptions | None = None, device: str = "auto") -> None:
+        self.options = options or GivenNamesOptions()
+
+    def name_meeting(self, record: MeetingRecord) -> dict[str, str | None]:
+        """Label -> name for the speakers of ``record``'s diarization: the names it was given of
+        the persons enrolled for the meeting; with stable labels, new labels for the others."""
+        diarization, context = record.result("diarize"), record.context
+        names = {label: diarization.names.get(label) for label in diarization.speakers}
+        names = {label: name if name in context.enrollments else None for label, name in names.items()}
+        return new_labels(names, set(context.prior_speakers)) if context.stable_labels else names
 
 
 def _margin(scores: np.ndarray, row: int, col: int) -> float:
@@ -300,7 +340,11 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
     def __init__(self, spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
         super().__init__(spec, device, reads)
         self.diarize: Any = self.inputs["diarize"]
-        self._identifier: CosineIdentifier | None = None
+        #: Whether the backend names voices by the diarization's embeddings (``cosine``); one that
+        #: does not (``given``) names a meeting's speakers itself: ``name_meeting(record)``.
+        self.uses_embedder: bool = getattr(registered_class(BACKENDS, spec.backend, "stages.identify.backend"),
+                                           "uses_embedder", True)
+        self._identifier: Any = None
 
     def extra_inputs(self, record: MeetingRecord) -> dict[str, Any]:
         context = record.context
@@ -309,12 +353,17 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
                 "prior_speakers": {name: np.asarray(v).tolist() for name, v in context.prior_speakers.items()}}
 
     @property
-    def identifier(self) -> CosineIdentifier:
+    def identifier(self) -> Any:
+        """The backend (a :class:`CosineIdentifier` with the diarization's embedder, or :class:`GivenNames`)."""
+        if self._identifier is None and not self.uses_embedder:
+            self._identifier = registered_class(BACKENDS, self.spec.backend, "stages.identify.backend")(
+                self.spec.options, device=self.device)
         if self._identifier is None:
             embedder = self.diarize.embedder
             if embedder is None:
-                raise ValueError(f"the {self.diarize.spec.backend} diarization backend gives no "
-                                 f"embedder to identify speakers with")
+                raise SpeechkitError(f"stages.identify: the {self.diarize.spec.backend} diarization backend gives "
+                                     f"no embedder to identify speakers with (identify: {{backend: given}} takes "
+                                     "the names it gives)")
             self._identifier = registered_class(BACKENDS, self.spec.backend, "stages.identify.backend")(
                 self.spec.options, device=self.device, embedder=embedder)
         return self._identifier
@@ -322,6 +371,8 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
     def run(self, record: MeetingRecord) -> dict[str, str | None]:
         centroids = record.result("diarize").centroids
         context = record.context
+        if not self.uses_embedder:
+            return self.identifier.name_meeting(record)
         if not context.enrollments and not context.stable_labels:
             return dict.fromkeys(centroids)
         enrollments = self.enrollment_vectors(record) if context.enrollments else {}
