@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from speechkit.core.step import StepJob
     from speechkit.io.run_folder import RunFolder, level_folders
     from speechkit.postrun import run_step_on_finished
+    from speechkit.report.comparison import remake_level_comparison
     from speechkit.steps.judge import DEFAULT_BACKEND, format_judged
 
     spec = Spec("judge", DEFAULT_BACKEND, judge_options(args))
@@ -63,4 +64,6 @@ def run(args: argparse.Namespace) -> int:
         judged = run_step_on_finished(run, spec, job, args.cache_dir or args.run / "cache" / "llm")
         print(("\n" if k else "") + format_judged(judged, run.root))
         print(f"wrote {run.file(RunFolder.JUDGED)} ({time.perf_counter() - started:.1f} s)")
+    if (remade := remake_level_comparison(args.run)) is not None:
+        print(f"wrote {remade} (the levels compared again)")
     return 0

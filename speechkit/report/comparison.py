@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from speechkit.compare import Comparison, Delta, Run
+from speechkit.compare import Comparison, Delta, Run, compare, load_run
 from speechkit.io.atomic import write_bytes, write_json, write_text
-from speechkit.io.run_folder import LevelsFolder
+from speechkit.io.jsonfile import read_json
+from speechkit.io.run_folder import LEVEL_FOLDERS, LevelsFolder
+from speechkit.metrics.bootstrap import MIN_MEETINGS, RESAMPLES, SEED
 from speechkit.metrics.catalog import Metric
+from speechkit.metrics.family import MetricFamily
 from speechkit.report.html import html_page
 from speechkit.report.plots import bars_with_ci
 from speechkit.report.sections import lower_is_better
@@ -26,19 +29,60 @@ def format_delta(delta: Delta) -> str:
     return text
 
 
+def _label(m: Metric, runs: list[Run]) -> str:
+    """The metric's label as the first run's scores show it (a judged metric's names its judge model)."""
+    return m.label_in(runs[0].scores.settings)
+
+
 def _aggregate_rows(runs: list[Run], shown: list[Metric]) -> list[str]:
     """Markdown rows: each metric of ``shown``, each run's aggregate with its CI."""
     return ["| metric | " + " | ".join(r.name for r in runs) + " |", "|---" * (len(runs) + 1) + "|",
-            *(f"| {m.label} | " + " | ".join(m.format_estimate(r.scores.aggregate(m.key)) for r in runs) + " |"
-              for m in shown)]
+            *(f"| {_label(m, runs)} | " + " | ".join(m.format_estimate(r.scores.aggregate(m.key)) for r in runs)
+              + " |" for m in shown)]
 
 
 def _delta_rows(comparison: Comparison, shown: list[Metric]) -> list[str]:
     """Markdown rows: each metric of ``shown``, each later run's paired delta against the first."""
     runs, base = comparison.runs, comparison.runs[0]
     return ["| metric | " + " | ".join(f"{r.name} - {base.name}" for r in runs[1:]) + " |", "|---" * len(runs) + "|",
-            *(f"| {m.label} | " + " | ".join(format_delta(comparison.deltas[r.name][m.key]) for r in runs[1:]) + " |"
-              for m in shown)]
+            *(f"| {_label(m, runs)} | " + " | ".join(format_delta(comparison.deltas[r.name][m.key])
+                                                     for r in runs[1:]) + " |" for m in shown)]
+
+
+def _judges(comparison: Comparison, family: MetricFamily) -> list[str]:
+    """Which model judged each run (a family's scores.json ``settings`` entry), and whether it failed
+    its self-check: one line each."""
+    settings = {r.name: r.scores.settings.get(family.name) or {} for r in comparison.runs}
+    models = {name: s.get("judge_model") for name, s in settings.items() if s.get("judge_model")}
+    if len(set(models.values())) == 1:
+        lines = [f"Judge: `{next(iter(models.values()))}` in every run judged."]
+    else:
+        lines = ["Judges: " + ", ".join(f"{name} `{model}`" for name, model in models.items())
+                 + ": the judged deltas compare judges as well as runs."] if models else []
+    failed = [name for name, s in settings.items() if s.get("check_passed") is False]
+    return lines + ([f"The judge failed its self-check in {', '.join(failed)}: read those judged scores as noise."]
+                    if failed else [])
+
+
+def _exact_and_judged(comparison: Comparison, family: MetricFamily) -> list[str]:
+    """The paper's Table 4: the exact metrics ``family.beside`` and the family's judged ones, one row
+    each with its type, each run's value and each later run's paired delta against the first."""
+    cat, runs, base = catalogue(), comparison.runs, comparison.runs[0]
+    keys = [k for k in (*family.beside, *cat.table_keys(family)) if k in comparison.metrics]
+    rows, lower = [], [cat.metrics[k].label for k in keys if cat.metrics[k].better == "lower"]
+    for m in (cat.metrics[k] for k in keys):
+        kind = "judged" if m.judged else "exact"
+        rows.append(f"| {kind} | {_label(m, runs)} | "
+                    + " | ".join(m.format_estimate(r.scores.aggregate(m.key)) for r in runs) + " | "
+                    + " | ".join(format_delta(comparison.deltas[r.name][m.key]) for r in runs[1:]) + " |")
+    return ["", f"## Exact and judged, side by side ({family.title or family.name})", "", *_judges(comparison, family),
+            "", "Exact: computed against the gold data (a share, 0-1); judged: scored 1-5 by the LLM judge named in "
+            f"its label. Each run alone (95% bootstrap CI over meetings), then each run minus {base.name} (95% "
+            "paired bootstrap CI, as above); higher is better for "
+            + (f"all but {', '.join(lower)}." if lower else "every one of them."), "",
+            "| type | metric | " + " | ".join(r.name for r in runs) + " | "
+            + " | ".join(f"{r.name} - {base.name}" for r in runs[1:]) + " |", "|---" * (2 * len(runs) + 1) + "|",
+            *rows]
 
 
 def comparison_markdown(comparison: Comparison, per_meeting: tuple[str, ...] = ("wer", "der")) -> str:
@@ -59,6 +103,9 @@ def comparison_markdown(comparison: Comparison, per_meeting: tuple[str, ...] = (
         keys = cat.table_keys(family)
         group = [cat.metrics[k] for k in comparison.metrics if k in keys]
         if not group:
+            continue
+        if family.beside:
+            lines += _exact_and_judged(comparison, family)
             continue
         lines += ["", f"## {family.title or family.name}", ""]
         if any(r.scores.value(m.key) is not None for r in runs for m in group):
@@ -99,3 +146,20 @@ def write_comparison(out: Path, comparison: Comparison, title: str = "speechkit 
     write_text(folder.comparison(".md"), body)
     write_text(folder.comparison(".html"), html_page(title, body, images))
     write_json(folder.comparison(".json"), comparison.as_dict())
+
+
+def remake_level_comparison(root: Path) -> Path | None:
+    """Make the comparison of a ``--level all`` folder again from its levels' scores.json (a step
+    run on the levels changed them), with the bootstrap settings its comparison.json records, as
+    ``speechkit recipe --level all`` made it; its comparison.md, None where ``root`` has no comparison
+    or fewer than two levels with scores."""
+    folder = LevelsFolder(root)
+    if not folder.comparison(".json").is_file():
+        return None
+    made = read_json(folder.comparison(".json")).get("bootstrap") or {}
+    runs = [load_run(folder.level(n).root, f"L{n}") for n in LEVEL_FOLDERS if folder.level(n).scores.is_file()]
+    if len(runs) < 2:
+        return None
+    write_comparison(root, compare(runs, resamples=made.get("resamples", RESAMPLES), seed=made.get("seed", SEED),
+                                   min_meetings=made.get("min_meetings", MIN_MEETINGS)))
+    return folder.comparison(".md")
