@@ -232,6 +232,12 @@ def test_a_level_all_folder_compares_exact_and_judged_side_by_side_with_paired_d
     out = LevelsFolder(tmp_path / "all")
     for level in (1, 2, 3):
         make_run(out.level(level).root, level)
+    for level in (1, 2, 3):  # before the judge: no judged scores, and the comparison says why
+        score_workspace(WS, out.level(level).root, LEXICAL, out=out.level(level).scores)
+    write_comparison(out.root, compare([load_run(out.level(n).root, f"L{n}") for n in (1, 2, 3)]))
+    assert f"No run has judged scores: {NO_JUDGED}." in out.comparison(".md").read_text()
+    for level in (1, 2, 3):
+        out.level(level).scores.unlink()
     assert step_judge(out.root, endpoint.url) == 0
     for level in (1, 2, 3):
         score_workspace(WS, out.level(level).root, LEXICAL, out=out.level(level).scores)

@@ -68,14 +68,19 @@ def _exact_and_judged(comparison: Comparison, family: MetricFamily) -> list[str]
     """The paper's Table 4: the exact metrics ``family.beside`` and the family's judged ones, one row
     each with its type, each run's value and each later run's paired delta against the first."""
     cat, runs, base = catalogue(), comparison.runs, comparison.runs[0]
-    keys = [k for k in (*family.beside, *cat.table_keys(family)) if k in comparison.metrics]
+    head = ["", f"## Exact and judged, side by side ({family.title or family.name})", ""]
+    own = [k for k in cat.table_keys(family) if k in comparison.metrics]
+    if not any(r.scores.value(k) is not None for r in runs for k in own):
+        reasons = dict.fromkeys(r.scores.not_applicable(k) or "no meetings" for r in runs for k in own)
+        return [*head, f"No run has {family.what} scores: {'; '.join(reasons)}."]
+    keys = [k for k in (*family.beside, *own) if k in comparison.metrics]
     rows, lower = [], [cat.metrics[k].label for k in keys if cat.metrics[k].better == "lower"]
     for m in (cat.metrics[k] for k in keys):
         kind = "judged" if m.judged else "exact"
         rows.append(f"| {kind} | {_label(m, runs)} | "
                     + " | ".join(m.format_estimate(r.scores.aggregate(m.key)) for r in runs) + " | "
                     + " | ".join(format_delta(comparison.deltas[r.name][m.key]) for r in runs[1:]) + " |")
-    return ["", f"## Exact and judged, side by side ({family.title or family.name})", "", *_judges(comparison, family),
+    return [*head, *_judges(comparison, family),
             "", "Exact: computed against the gold data (a share, 0-1); judged: scored 1-5 by the LLM judge named in "
             f"its label. Each run alone (95% bootstrap CI over meetings), then each run minus {base.name} (95% "
             "paired bootstrap CI, as above); higher is better for "
