@@ -16,6 +16,7 @@ from llm_helpers import REPORTED, Endpoint, completion, grading, section
 
 from speechkit.cli import main
 from speechkit.compare import compare, load_run
+from speechkit.errors import FormatError
 from speechkit.io.atomic import write_json
 from speechkit.io.lock import LOCK_NAME
 from speechkit.io.manifest import load_workspace
@@ -269,3 +270,17 @@ def test_a_level_all_folder_compares_exact_and_judged_side_by_side_with_paired_d
     assert remake_level_comparison(out.root) == out.comparison(".md")
     assert out.comparison(".md").read_bytes() == made
     assert remake_level_comparison(out.level(1).root) is None  # a level folder has no comparison
+
+
+def test_a_judged_json_with_a_score_out_of_range_is_a_one_line_error_when_scored(endpoint, tmp_path, capsys):
+    run = tmp_path / "run"
+    make_run(run, level=3)
+    assert step_judge(run, endpoint.url) == 0
+    judged = json.loads((run / "judged.json").read_text())
+    judged["meetings"]["m02"]["items"][0]["score"] = 9  # edited by hand
+    (run / "judged.json").write_text(json.dumps(judged))
+    with pytest.raises(FormatError) as raised:
+        score_workspace(WS, run, LEXICAL, out=tmp_path / "s.json")
+    assert str(raised.value) == (f"{run / 'judged.json'}: meetings.m02.items: expected the judged items, each score "
+                                 "null or an integer 1-5")
+    assert not (tmp_path / "s.json").exists()

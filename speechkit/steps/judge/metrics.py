@@ -58,18 +58,24 @@ JUDGED_METRICS: tuple[Metric, ...] = (
 )
 
 
+def _score(value: Any) -> bool:
+    return type(value) is int and value in SCALE
+
+
 def read_judged(path: Any) -> dict[str, Any]:
-    """A judged.json read back and checked where scores.json takes figures from it."""
+    """A judged.json read back and checked where scores.json takes figures from it (one of schema
+    ``speechkit.judged/1``, written before items were judged, has none)."""
     judged = read_json(path)
     meetings = judged.get("meetings") if isinstance(judged, dict) else None
     if not isinstance(meetings, dict) or not str(judged.get("schema", "")).startswith("speechkit.judged/"):
         raise FormatError(path, "not a speechkit judged.json (schema speechkit.judged/2)")
     for mid, m in meetings.items():
-        scores = m.get("scores") if isinstance(m, dict) else None
-        items = m.get("items") if isinstance(m, dict) else None
-        if scores is not None and not (isinstance(scores, dict) and all(scores.get(d) in SCALE for d in DIMENSIONS)):
+        if not isinstance(m, dict):
+            raise FormatError(path, "expected an object", field=f"meetings.{mid}")
+        scores, items = m.get("scores"), m.setdefault("items", [])
+        if scores is not None and not (isinstance(scores, dict) and all(_score(scores.get(d)) for d in DIMENSIONS)):
             raise FormatError(path, "expected an integer 1-5 per dimension", field=f"meetings.{mid}.scores")
-        if not isinstance(items, list) or not all(isinstance(i, dict) and i.get("score") in (None, *SCALE)
+        if not isinstance(items, list) or not all(isinstance(i, dict) and (i.get("score") is None or _score(i["score"]))
                                                   for i in items):
             raise FormatError(path, "expected the judged items, each score null or an integer 1-5",
                               field=f"meetings.{mid}.items")
