@@ -15,7 +15,7 @@ import pytest
 from llm_helpers import REPORTED, Endpoint, completion, grading, section
 
 from speechkit.cli import main
-from speechkit.compare import compare, load_run
+from speechkit.compare import CompareError, compare, load_run
 from speechkit.errors import FormatError
 from speechkit.io.atomic import write_json
 from speechkit.io.lock import LOCK_NAME
@@ -270,6 +270,11 @@ def test_a_level_all_folder_compares_exact_and_judged_side_by_side_with_paired_d
     assert remake_level_comparison(out.root) == out.comparison(".md")
     assert out.comparison(".md").read_bytes() == made
     assert remake_level_comparison(out.level(1).root) is None  # a level folder has no comparison
+    saved["bootstrap"]["seed"] = "x"  # a comparison.json edited by hand
+    out.comparison(".json").write_text(json.dumps(saved))
+    with pytest.raises(CompareError, match=r"comparison.json: bootstrap.seed: expected an integer from 0 to \d+, "
+                                           r"got 'x'"):
+        remake_level_comparison(out.root)
 
 
 def test_a_judged_json_with_a_score_out_of_range_is_a_one_line_error_when_scored(endpoint, tmp_path, capsys):

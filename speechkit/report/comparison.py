@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from speechkit.compare import Comparison, Delta, Run, compare, load_run
+from speechkit.compare import CompareError, Comparison, Delta, Run, compare, load_run
 from speechkit.io.atomic import write_bytes, write_json, write_text
 from speechkit.io.jsonfile import read_json
 from speechkit.io.run_folder import LEVEL_FOLDERS, LevelsFolder
-from speechkit.metrics.bootstrap import MIN_MEETINGS, RESAMPLES, SEED
+from speechkit.metrics.bootstrap import MAX_MIN_MEETINGS, MIN_MEETINGS, RESAMPLES, SEED, check_bootstrap_settings
 from speechkit.metrics.catalog import Metric
 from speechkit.metrics.family import MetricFamily
 from speechkit.report.html import html_page
@@ -159,12 +159,21 @@ def remake_level_comparison(root: Path) -> Path | None:
     ``speechkit recipe --level all`` made it; its comparison.md, None where ``root`` has no comparison
     or fewer than two levels with scores."""
     folder = LevelsFolder(root)
-    if not folder.comparison(".json").is_file():
+    path = folder.comparison(".json")
+    if not path.is_file():
         return None
-    made = read_json(folder.comparison(".json")).get("bootstrap") or {}
+    data = read_json(path)
+    made = (data.get("bootstrap") if isinstance(data, dict) else None) or {}
+    resamples, seed = made.get("resamples", RESAMPLES), made.get("seed", SEED)
+    least = made.get("min_meetings", MIN_MEETINGS)
+    try:
+        check_bootstrap_settings(resamples, seed)
+    except ValueError as exc:
+        raise CompareError(path, f"bootstrap.{exc}") from None
+    if isinstance(least, bool) or not isinstance(least, int) or not 0 <= least <= MAX_MIN_MEETINGS:
+        raise CompareError(path, f"bootstrap.min_meetings: expected an integer from 0 to {MAX_MIN_MEETINGS}")
     runs = [load_run(folder.level(n).root, f"L{n}") for n in LEVEL_FOLDERS if folder.level(n).scores.is_file()]
     if len(runs) < 2:
         return None
-    write_comparison(root, compare(runs, resamples=made.get("resamples", RESAMPLES), seed=made.get("seed", SEED),
-                                   min_meetings=made.get("min_meetings", MIN_MEETINGS)))
+    write_comparison(root, compare(runs, resamples=resamples, seed=seed, min_meetings=least))
     return folder.comparison(".md")
