@@ -62,7 +62,7 @@ from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, LLMUnavail
 from speechkit.llm.session import EndpointUsage
 from speechkit.metrics.bootstrap import RESAMPLES, SEED, Ratio, bootstrap
 from speechkit.notes import ActionItem, GoldNotes, Notes
-from speechkit.stages.summarize.metrics import NO_RUN_NOTES
+from speechkit.stages.summarize.metrics import NO_GOLD, NO_RUN_NOTES
 from speechkit.steps.judge.items import (
     ITEM_PROMPT,
     RUBRIC,
@@ -203,7 +203,7 @@ class MeetingToJudge:
     def reason(self) -> str | None:
         """Why the meeting's summary cannot be judged (None: it can)."""
         if self.gold is None:
-            return "no gold notes for this meeting (a workspace's meetings/<id>/notes.json)"
+            return NO_GOLD
         if not self.gold.summary:
             return "the gold notes of this meeting have no summary"
         if self.notes is None:
