@@ -110,12 +110,12 @@ class JudgedFamily(StepFamily):
                 reasons[mid] = dict.fromkeys(self.keys, NOT_COVERED if judged else NO_JUDGED)
                 continue
             ratios[mid], reasons[mid] = {}, {}
-            if m["scores"] is not None:
+            if m.get("scores") is not None:
                 entry["details"][SUMMARY_DETAIL] = {d: m["scores"][d] for d in DIMENSIONS}
                 ratios[mid].update({f"judged_{d}": Ratio(m["scores"][d], 1) for d in DIMENSIONS})
             else:
                 reasons[mid].update({f"judged_{d}": m.get("reason") or "not judged" for d in DIMENSIONS})
-            given = [i["score"] for i in m["items"] if i["score"] is not None]
+            given = [i["score"] for i in m["items"] if i.get("score") is not None]
             if given:
                 entry["details"][ITEMS_DETAIL] = {"items": len(given), "score_sum": sum(given)}
                 ratios[mid][DESCRIPTION] = Ratio(sum(given), len(given))
@@ -127,8 +127,5 @@ class JudgedFamily(StepFamily):
             "file": RunFolder.JUDGED if judged else None,
             "judge_model": judged.get("judge_model") if judged else None,
             "check_passed": (judged.get("check") or {}).get("passed") if judged else None,
-            "prompts": [judged["judge"].get("prompt"), judged.get("item_settings", {}).get("prompt")]
+            "prompts": [(judged.get("judge") or {}).get("prompt"), (judged.get("item_settings") or {}).get("prompt")]
             if judged else []}
-
-
-METRICS = (JudgedFamily(),)
