@@ -1,9 +1,10 @@
 """Helpers of the LLM tests (test_correct_llm, test_llm_constrained, test_llm_client, test_llm_runs,
-test_reliability_secrets, test_reliability_llm): a transcript with spoken jargon, its reference, the
-fixes, the WER against it, a local stand-in OpenAI-compatible endpoint (also runnable as a server
-process: ``python llm_helpers.py PORT MODEL``, which answers every chat request with ``{}``; a
-multipart form comes to a behaviour as its fields, :func:`form_fields`), and
-planted API keys with the search for any piece of them."""
+test_reliability_secrets, test_reliability_llm, test_judge, test_judge_items): a transcript with
+spoken jargon, its reference, the fixes, the WER against it, a local stand-in OpenAI-compatible
+endpoint (also runnable as a server process: ``python llm_helpers.py PORT MODEL``, which answers
+every chat request with ``{}``; a multipart form comes to a behaviour as its fields,
+:func:`form_fields`), a stand-in judge that grades what it is shown (:func:`grading`), and planted
+API keys with the search for any piece of them."""
 from __future__ import annotations
 
 import json
@@ -141,6 +142,40 @@ def form_fields(body: bytes, content_type: str) -> dict:
         else:
             fields[part.name] = value
     return fields
+
+
+REPORTED = "judge-model-q8_0"  # what the stand-in judge says answered: not the name requests give
+
+
+def section(prompt: str, name: str) -> str:
+    """The line after the heading ``name SUMMARY`` (``name`` alone when it ends in ``ITEM``) of a judge prompt."""
+    heading = name if name.endswith("ITEM") else f"{name} SUMMARY"
+    return prompt.split(heading, 1)[1].split("\n", 2)[1]
+
+
+def item_grade(gold: str, system: str) -> int:
+    """The stand-in's description quality: 5 for the gold item's words, 3 for some of them and no
+    other, else 1."""
+    def words(text: str) -> set[str]:
+        return set(text.split(" (due:")[0].lower().split()) - {"a", "an", "the", "for", "to", "of"}
+    return 5 if words(system) == words(gold) else 3 if words(system) < words(gold) else 1
+
+
+def grading(request: dict, call: int) -> tuple[int, str, float]:
+    """A stand-in judge that reads what it is shown. A summary: 5 on faithfulness and recall for a
+    system summary that is the reference's, else 1; 4 and 3 on the rest. An action item:
+    :func:`item_grade` of the system item against the gold one. The model it reports is :data:`REPORTED`."""
+    prompt = request["messages"][-1]["content"]
+    if "GOLD ACTION ITEM" in prompt:
+        scores = {"description_quality": item_grade(section(prompt, "GOLD ACTION ITEM"),
+                                                    section(prompt, "SYSTEM ACTION ITEM"))}
+    else:
+        same = section(prompt, "SYSTEM") == section(prompt, "REFERENCE")
+        scores = {"faithfulness": 5 if same else 1, "coherence": 4, "recall": 5 if same else 1,
+                  "precision": 3, "conciseness": 4}
+    reply = json.loads(completion(json.dumps(scores)))
+    reply["model"] = REPORTED
+    return 200, json.dumps(reply), 0.0
 
 
 def wer(segments: list[Segment]) -> float:

@@ -41,7 +41,11 @@ def leaky_models(headers: dict) -> list[str]:
 
 
 def scoring(request: dict, call: int):
-    return 200, completion(json.dumps({d: 4 for d in DIMENSIONS})), 0.0
+    """4 on every dimension the request's schema asks for (a summary's five, an item's description
+    quality; the summary's five to a request without a schema)."""
+    schema = request.get("response_format", {}).get("json_schema", {}).get("schema", {})
+    asked = schema.get("properties") or DIMENSIONS
+    return 200, completion(json.dumps(dict.fromkeys(asked, 4))), 0.0
 
 
 def answering(request: dict, call: int):
@@ -154,14 +158,16 @@ def test_judge_answers_that_are_not_scores_fail_the_judge_or_are_not_judged(note
     served.append(Endpoint(answering_with(content), models=["stand-in"]))
     assert main(["judge", str(out), *_flags(served[-1])]) == 1
     line = error_line(capsys)
-    assert "of 3 judge requests failed (100%)" in line and "expected an integer from 1 to 5" in line
+    # the check's first control, then each meeting's summary and its one matched action item
+    assert "5 of 5 judge requests failed (100%)" in line and "expected an integer from 1 to 5" in line
     assert not (out / "judged.json").exists()
     assert main(["judge", str(out), *_flags(served[-1], "--llm-failures", "allow")]) == 0
     assert "judged scores n/a: the judge's answer was not scores (wrong-shape)" in capsys.readouterr().out
     judged = json.loads((out / "judged.json").read_text())
     assert judged["not_judged"]["share"] == 1.0 and judged["aggregate"]["faithfulness"]["mean"] is None
-    assert judged["requests"]["failed"] == judged["requests"]["requests"] == 3
-    assert judged["requests"]["failures"] == {"wrong-shape": 3} and judged["check"]["passed"] is None
+    assert judged["requests"]["failed"] == judged["requests"]["requests"] == 5
+    assert judged["requests"]["failures"] == {"wrong-shape": 5} and judged["check"]["passed"] is None
+    assert all(i["score"] is None for m in judged["meetings"].values() for i in m["items"])
 
 
 def test_an_answer_that_is_not_what_was_asked_is_never_cached(notes_run, served, capsys):
@@ -172,8 +178,9 @@ def test_an_answer_that_is_not_what_was_asked_is_never_cached(notes_run, served,
     served[-1].behaviour, asked = scoring, served[-1].calls  # the endpoint recovers: the rerun asks again
     assert main(["judge", str(out), *_flags(served[-1])]) == 0
     judged = json.loads((out / "judged.json").read_text())
-    assert judged["not_judged"]["meetings"] == 0 and served[-1].calls - asked == 3  # the check's two, m2
-    assert judged["requests"]["cache_hits"] == 1  # m1's is the check's first, answered in this run
+    # the check's four (a summary and an item, each right and wrong), m2's summary and item
+    assert judged["not_judged"]["meetings"] == 0 and served[-1].calls - asked == 6
+    assert judged["requests"]["cache_hits"] == 2  # m1's summary and item are the check's right ones
 
 
 # --- item 3: no bound on an answer's size ---
@@ -215,7 +222,7 @@ def test_an_announced_length_over_the_bound_is_refused_before_reading(notes_run,
     served.append(Endpoint(lambda request, call: (200, body, 0.0), models=["stand-in"]))
     assert main(["judge", str(out), *_flags(served[-1], "--llm-failures", "allow")]) == 0
     judged = json.loads((out / "judged.json").read_text())
-    assert judged["requests"]["failures"] == {"too-large": 3}
+    assert judged["requests"]["failures"] == {"too-large": 5}
     assert judged["meetings"]["m1"]["reason"].startswith(
         f"the judge request failed (too-large): the server announced an answer of {len(body.encode()):,} bytes")
 

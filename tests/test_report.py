@@ -49,9 +49,10 @@ def scores(realdata, tmp_path_factory):
 
 
 def _screenshot(html, png):
+    # 2000 px tall: the plots come after the aggregate tables, which list every metric of the catalogue
     subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                    f"--user-data-dir={png.parent / 'chromium-profile'}", "--window-size=1200,1600",
+                    f"--user-data-dir={png.parent / 'chromium-profile'}", "--window-size=1200,2000",
                     f"--screenshot={png}", html.as_uri()], check=True, capture_output=True, timeout=120)
     import matplotlib.image
     return (matplotlib.image.imread(png)[..., :3] * 255).round().astype(int)

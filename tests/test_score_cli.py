@@ -15,6 +15,7 @@ from speechkit.scoring.catalogue import catalogue
 from speechkit.transcript import Segment, Transcript, Word
 
 NOTES_METRICS, QUESTION_METRICS = catalogue().family("notes").keys, catalogue().family("questions").keys
+JUDGED_METRICS = catalogue().family("judged").keys
 
 MANIFEST = """\
 format: speechkit-workspace/1
@@ -77,15 +78,15 @@ def test_workspace_scores(workspace, capsys):
     scores = json.loads((run / "scores.json").read_text(encoding="utf-8"))
 
     keys = {"wer", "number_recall", "term_recall", "speaker_consistency", "named_speaker_accuracy",
-            "der", "jer", "cpwer", "tcpwer", *NOTES_METRICS, *QUESTION_METRICS}
+            "der", "jer", "cpwer", "tcpwer", *NOTES_METRICS, *QUESTION_METRICS, *JUDGED_METRICS}
     assert scores["schema"] == "speechkit.scores/1"
     assert set(scores["aggregate"]) == keys
     assert all(set(v) == {"value", "ci_low", "ci_high"} for v in scores["aggregate"].values())
     assert list(scores["meetings"]) == ["m1", "m2"]
     assert set(scores["meetings"]["m1"]) == keys | {"details"}
     assert scores["settings"]["der_collar_s"] == 0.25 and scores["settings"]["tcpwer_collar_s"] == 5.0
-    # the workspace has no gold notes or questions: only those metrics are n/a
-    assert set(scores["not_applicable"]) == {*NOTES_METRICS, *QUESTION_METRICS}
+    # the workspace has no gold notes or questions, the run nothing judged: only those metrics are n/a
+    assert set(scores["not_applicable"]) == {*NOTES_METRICS, *QUESTION_METRICS, *JUDGED_METRICS}
     assert {scores["not_applicable"][k] for k in NOTES_METRICS} == {
         "no gold notes for this meeting (a workspace's meetings/<id>/notes.json)"}
     agg, m1, m2 = scores["aggregate"], scores["meetings"]["m1"], scores["meetings"]["m2"]

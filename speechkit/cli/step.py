@@ -44,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from speechkit.io.run_folder import level_folders
     from speechkit.postrun import run_step_on_finished
     from speechkit.recipe import RecipeError, parse_settings
+    from speechkit.report.comparison import remake_level_comparison
     from speechkit.steps import STEPS, parse_step, step_module
 
     if args.name not in STEPS:
@@ -59,4 +60,6 @@ def run(args: argparse.Namespace) -> int:
         run_step_on_finished(run, spec, job, args.cache_dir or args.run / "cache" / "llm")
         print(f"{args.name}: wrote {', '.join(str(run.file(name)) for name in writes)} "
               f"({time.perf_counter() - started:.1f} s)")
+    if (remade := remake_level_comparison(args.run)) is not None:
+        print(f"wrote {remade} (the levels compared again)")
     return 0

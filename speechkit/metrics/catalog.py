@@ -20,6 +20,8 @@ from speechkit.metrics.bootstrap import Ratio
 TRANSCRIPT_GROUPS = ("words", "terms", "speakers", "diarization")
 #: A value between 0 and 1 (a share of words, terms, seconds or meeting pairs).
 FRACTION = "fraction"
+#: A judge's score from 1 (worst) to 5 (best), or a mean of such scores.
+SCORE_1_TO_5 = "score 1-5"
 
 Details = Mapping[str, Any]
 
@@ -36,7 +38,8 @@ class Metric:
     the order :mod:`speechkit.scoring` checks them (the first one missing is the meeting's n/a
     reason). ``empty``: the n/a reason when a meeting's denominator is 0. ``from_details``: the
     meeting's (numerator, denominator) read back from its scores.json ``details``, None where the
-    metric was not computed. ``decimals``: digits shown.
+    metric was not computed. ``decimals``: digits shown. ``judged``: scored by an LLM judge rather
+    than exactly; the judge model is then part of the label a run's scores show (:meth:`label_in`).
     """
 
     key: str
@@ -49,6 +52,13 @@ class Metric:
     empty: str
     from_details: Callable[[Details], Ratio | None]
     decimals: int = 3
+    judged: bool = False
+
+    def label_in(self, settings: Mapping[str, Any]) -> str:
+        """The label as a run's scores show it: a judged metric's names the judge model that its
+        family's scores.json ``settings.<group>.judge_model`` records (the label alone without one)."""
+        model = (settings.get(self.group) or {}).get("judge_model") if self.judged else None
+        return f"{self.label} [judge {model}]" if model else self.label
 
     def format(self, value: float | None, signed: bool = False) -> str:
         """``value`` as tables show it, ``n/a`` for None; ``signed`` for differences (``+0.012``)."""

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from speechkit.metrics.bootstrap import Ratio
+from speechkit.metrics.bootstrap import Estimate, Ratio, bootstrap, micro
 from speechkit.metrics.catalog import Metric
 from speechkit.metrics.options import ScoreOptions
 from speechkit.transcript import Transcript
@@ -109,12 +109,15 @@ class MetricFamily:
     ``metrics``: its catalogue entries, in scores.json order. ``title``: the heading of the
     family's own table in the ``speechkit score`` table and in comparisons (None: the metrics
     are shown with the transcript metrics), and ``what``: how that prose names one of them.
+    ``beside``: the metrics of other families a comparison shows beside this family's, in one
+    table (the judged family: the exact metrics it is read against, as the paper's Table 4).
     """
 
     name: str = ""
     metrics: tuple[Metric, ...] = ()
     title: str | None = None
     what: str = ""
+    beside: tuple[str, ...] = ()
     #: The numbers of scores.json ``details.<key>`` its metrics are read back from (checked on read).
     detail_numbers: Mapping[str, tuple[str, ...]] = {}
 
@@ -152,3 +155,30 @@ class StepFamily(MetricFamily):
         """Fill the family's metrics into the scores.json mapping ``scores`` (per meeting, the
         aggregate with the scores' bootstrap settings, totals, reasons, its ``settings`` entry)."""
         raise NotImplementedError
+
+    def fold_ratios(self, scores: dict[str, Any], ratios: Mapping[str, Mapping[str, Ratio]],
+                    reasons: Mapping[str, Mapping[str, str]]) -> None:
+        """Put the family's metrics into the scores.json mapping ``scores``: each meeting's value
+        (``ratios``: meeting -> metric key -> its ratio, where the metric applies) or why it has
+        none (``reasons``: meeting -> metric key -> reason; a ratio whose denominator is 0 takes
+        the metric's own), then each metric over the meetings: the micro ratio with the scores'
+        bootstrap CI, its totals, and why it is not applicable where it is not."""
+        boot = scores["settings"]["bootstrap"]
+        for mid, entry in scores["meetings"].items():
+            not_applicable = entry["details"].setdefault("not_applicable", {})
+            for metric in self.metrics:
+                ratio = ratios.get(mid, {}).get(metric.key)
+                entry[metric.key] = Estimate(ratio.value if ratio else None).as_dict()
+                reason = reasons.get(mid, {}).get(metric.key) or (
+                    metric.empty if ratio is not None and not ratio.den else None)
+                if reason:
+                    not_applicable[metric.key] = reason
+        for metric in self.metrics:
+            given = [r[metric.key] for mid, r in ratios.items() if metric.key in r and mid in scores["meetings"]]
+            total = micro(given)
+            scores["aggregate"][metric.key] = bootstrap(given, boot["resamples"], boot["seed"]).as_dict()
+            scores["totals"][metric.key] = {"numerator": total.num, "denominator": total.den, "meetings": len(given)}
+            scores["not_applicable"].pop(metric.key, None)
+            if total.value is None:
+                why = {e["details"]["not_applicable"].get(metric.key) for e in scores["meetings"].values()} - {None}
+                scores["not_applicable"][metric.key] = "; ".join(sorted(why)) or "no meetings"

@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from speechkit.compare import Ablation, Comparison, Delta, Run
+from speechkit.compare import Ablation, CompareError, Comparison, Delta, Run, compare, load_run
 from speechkit.io.atomic import write_bytes, write_json, write_text
-from speechkit.io.run_folder import LevelsFolder
+from speechkit.io.jsonfile import read_json
+from speechkit.io.run_folder import LEVEL_FOLDERS, LevelsFolder
+from speechkit.metrics.bootstrap import MAX_MIN_MEETINGS, MIN_MEETINGS, RESAMPLES, SEED, check_bootstrap_settings
 from speechkit.metrics.catalog import Metric
+from speechkit.metrics.family import MetricFamily
 from speechkit.metrics.word_kinds import KINDS, OPERATIONS
 from speechkit.report.html import html_page
 from speechkit.report.plots import bars_with_ci
@@ -27,19 +30,65 @@ def format_delta(delta: Delta) -> str:
     return text
 
 
+def _label(m: Metric, runs: list[Run]) -> str:
+    """The metric's label as the first run's scores show it (a judged metric's names its judge model)."""
+    return m.label_in(runs[0].scores.settings)
+
+
 def _aggregate_rows(runs: list[Run], shown: list[Metric]) -> list[str]:
     """Markdown rows: each metric of ``shown``, each run's aggregate with its CI."""
     return ["| metric | " + " | ".join(r.name for r in runs) + " |", "|---" * (len(runs) + 1) + "|",
-            *(f"| {m.label} | " + " | ".join(m.format_estimate(r.scores.aggregate(m.key)) for r in runs) + " |"
-              for m in shown)]
+            *(f"| {_label(m, runs)} | " + " | ".join(m.format_estimate(r.scores.aggregate(m.key)) for r in runs)
+              + " |" for m in shown)]
 
 
 def _delta_rows(comparison: Comparison, shown: list[Metric]) -> list[str]:
     """Markdown rows: each metric of ``shown``, each later run's paired delta against the first."""
     runs, base = comparison.runs, comparison.runs[0]
     return ["| metric | " + " | ".join(f"{r.name} - {base.name}" for r in runs[1:]) + " |", "|---" * len(runs) + "|",
-            *(f"| {m.label} | " + " | ".join(format_delta(comparison.deltas[r.name][m.key]) for r in runs[1:]) + " |"
-              for m in shown)]
+            *(f"| {_label(m, runs)} | " + " | ".join(format_delta(comparison.deltas[r.name][m.key])
+                                                     for r in runs[1:]) + " |" for m in shown)]
+
+
+def _judges(comparison: Comparison, family: MetricFamily) -> list[str]:
+    """Which model judged each run (a family's scores.json ``settings`` entry), and whether it failed
+    its self-check: one line each."""
+    settings = {r.name: r.scores.settings.get(family.name) or {} for r in comparison.runs}
+    models = {name: s.get("judge_model") for name, s in settings.items() if s.get("judge_model")}
+    if len(set(models.values())) == 1:
+        lines = [f"Judge: `{next(iter(models.values()))}` in every run judged."]
+    else:
+        lines = ["Judges: " + ", ".join(f"{name} `{model}`" for name, model in models.items())
+                 + ": the judged deltas compare judges as well as runs."] if models else []
+    failed = [name for name, s in settings.items() if s.get("check_passed") is False]
+    return lines + ([f"The judge failed its self-check in {', '.join(failed)}: read those judged scores as noise."]
+                    if failed else [])
+
+
+def _exact_and_judged(comparison: Comparison, family: MetricFamily) -> list[str]:
+    """The paper's Table 4: the exact metrics ``family.beside`` and the family's judged ones, one row
+    each with its type, each run's value and each later run's paired delta against the first."""
+    cat, runs, base = catalogue(), comparison.runs, comparison.runs[0]
+    head = ["", f"## Exact and judged, side by side ({family.title or family.name})", ""]
+    own = [k for k in cat.table_keys(family) if k in comparison.metrics]
+    if not any(r.scores.value(k) is not None for r in runs for k in own):
+        reasons = dict.fromkeys(r.scores.not_applicable(k) or "no meetings" for r in runs for k in own)
+        return [*head, f"No run has {family.what} scores: {'; '.join(reasons)}."]
+    keys = [k for k in (*family.beside, *own) if k in comparison.metrics]
+    rows, lower = [], [cat.metrics[k].label for k in keys if cat.metrics[k].better == "lower"]
+    for m in (cat.metrics[k] for k in keys):
+        kind = "judged" if m.judged else "exact"
+        rows.append(f"| {kind} | {_label(m, runs)} | "
+                    + " | ".join(m.format_estimate(r.scores.aggregate(m.key)) for r in runs) + " | "
+                    + " | ".join(format_delta(comparison.deltas[r.name][m.key]) for r in runs[1:]) + " |")
+    return [*head, *_judges(comparison, family),
+            "", "Exact: computed against the gold data (a share, 0-1); judged: scored 1-5 by the LLM judge named in "
+            f"its label. Each run alone (95% bootstrap CI over meetings), then each run minus {base.name} (95% "
+            "paired bootstrap CI, as above); higher is better for "
+            + (f"all but {', '.join(lower)}." if lower else "every one of them."), "",
+            "| type | metric | " + " | ".join(r.name for r in runs) + " | "
+            + " | ".join(f"{r.name} - {base.name}" for r in runs[1:]) + " |", "|---" * (2 * len(runs) + 1) + "|",
+            *rows]
 
 
 def comparison_markdown(comparison: Comparison, per_meeting: tuple[str, ...] = ("wer", "der"),
@@ -62,6 +111,9 @@ def comparison_markdown(comparison: Comparison, per_meeting: tuple[str, ...] = (
         keys = cat.table_keys(family)
         group = [cat.metrics[k] for k in comparison.metrics if k in keys]
         if not group:
+            continue
+        if family.beside:
+            lines += _exact_and_judged(comparison, family)
             continue
         lines += ["", f"## {family.title or family.name}", ""]
         if any(r.scores.value(m.key) is not None for r in runs for m in group):
@@ -168,3 +220,29 @@ def write_comparison(out: Path, comparison: Comparison, title: str = "speechkit 
     write_text(folder.comparison(".md"), body)
     write_text(folder.comparison(".html"), html_page(title, body, images))
     write_json(folder.comparison(".json"), comparison.as_dict())
+
+
+def remake_level_comparison(root: Path) -> Path | None:
+    """Make the comparison of a ``--level all`` folder again from its levels' scores.json (a step
+    run on the levels changed them), with the bootstrap settings its comparison.json records, as
+    ``speechkit recipe --level all`` made it; its comparison.md, None where ``root`` has no comparison
+    or fewer than two levels with scores."""
+    folder = LevelsFolder(root)
+    path = folder.comparison(".json")
+    if not path.is_file():
+        return None
+    data = read_json(path)
+    made = (data.get("bootstrap") if isinstance(data, dict) else None) or {}
+    resamples, seed = made.get("resamples", RESAMPLES), made.get("seed", SEED)
+    least = made.get("min_meetings", MIN_MEETINGS)
+    try:
+        check_bootstrap_settings(resamples, seed)
+    except ValueError as exc:
+        raise CompareError(path, f"bootstrap.{exc}") from None
+    if isinstance(least, bool) or not isinstance(least, int) or not 0 <= least <= MAX_MIN_MEETINGS:
+        raise CompareError(path, f"bootstrap.min_meetings: expected an integer from 0 to {MAX_MIN_MEETINGS}")
+    runs = [load_run(folder.level(n).root, f"L{n}") for n in LEVEL_FOLDERS if folder.level(n).scores.is_file()]
+    if len(runs) < 2:
+        return None
+    write_comparison(root, compare(runs, resamples=resamples, seed=seed, min_meetings=least))
+    return folder.comparison(".md")

@@ -77,7 +77,7 @@ def _aggregate(view: RunView) -> list[str]:
                   "| metric | value [95% CI] |" + (" trivial baselines [95% CI] |" if with_baselines else ""),
                   "|---|---|" + ("---|" if with_baselines else "")]
         for key in keys:
-            row = f"| {metric(key).label} | {estimate(scores, metric(key))} |"
+            row = f"| {metric(key).label_in(scores.settings)} | {estimate(scores, metric(key))} |"
             if with_baselines:
                 row += " " + "; ".join(f"{label} {metric(key).format_estimate(baselines[b].get(key))}"
                                        for b, label in BASELINES.items()

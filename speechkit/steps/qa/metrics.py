@@ -13,9 +13,8 @@ import logging
 from typing import Any
 
 from speechkit.io.run_folder import RunFolder
-from speechkit.metrics.bootstrap import Estimate
 from speechkit.metrics.family import ScoringRun, StepFamily
-from speechkit.metrics.qa import QUESTION_METRICS, QUESTIONS, RULES, aggregate, ignored_answers, score_run
+from speechkit.metrics.qa import QUESTION_METRICS, QUESTIONS, RULES, ignored_answers, score_run
 from speechkit.steps.qa.answers import read_answers
 
 log = logging.getLogger(__name__)
@@ -38,27 +37,9 @@ class QuestionFamily(StepFamily):
         ignored = ignored_answers(answers or {}, scored, list(scores["meetings"]))
         for line in ignored:
             log.warning("%s: left out: %s", path, line)
-        per = {mid: s.ratios() for mid, s in scored.items()}
-        boot = scores["settings"]["bootstrap"]
-        totals = aggregate(per, boot["resamples"], boot["seed"])
-        for mid, entry in scores["meetings"].items():
-            not_applicable = entry["details"].setdefault("not_applicable", {})
-            if mid in scored:
-                entry["details"]["questions"] = scored[mid].details()
-            for metric in self.metrics:
-                ratio = per.get(mid, {}).get(metric.key)
-                entry[metric.key] = Estimate(ratio.value if ratio else None).as_dict()
-                reason = reasons.get(mid) or (metric.empty if ratio is not None and not ratio.den else None)
-                if reason:
-                    not_applicable[metric.key] = reason
-        for metric in self.metrics:
-            key, total = metric.key, totals[metric.key]
-            scores["aggregate"][key] = {k: total[k] for k in ("value", "ci_low", "ci_high")}
-            scores["totals"][key] = {"numerator": total["numerator"], "denominator": total["denominator"],
-                                     "meetings": total["meetings"]}
-            scores["not_applicable"].pop(key, None)
-            if total["value"] is None:
-                why = sorted(set(reasons.values()) | {metric.empty for r in per.values() if not r[key].den})
-                scores["not_applicable"][key] = "; ".join(why) or "no meetings"
+        for mid, marks in scored.items():
+            scores["meetings"][mid]["details"]["questions"] = marks.details()
+        self.fold_ratios(scores, {mid: s.ratios() for mid, s in scored.items()},
+                         {mid: dict.fromkeys(self.keys, reason) for mid, reason in reasons.items()})
         scores["settings"][self.name] = {"answers": RunFolder.QA if answers is not None else None, "rules": RULES,
                                          **({"ignored": ignored} if ignored else {})}
