@@ -23,6 +23,11 @@ acoustics are nearer their earlier meetings' than their enrollment's); then, whe
 for stable labels (:attr:`MeetingContext.stable_labels`, L2 and up), the other names and labels
 the system gave voices in earlier meetings, by their centroids; clusters still unnamed get new
 labels ``Speaker N`` that no earlier meeting used.
+
+That is the ``cosine`` backend. The ``chat`` backend (:mod:`speechkit.stages.identify_chat`)
+names each cluster by asking an audio-in chat model to compare its representative clip with the
+enrollment clips (the OSynth paper's scaffold); it needs no embedder, so it follows a diarization
+without centroids (an API's speaker labels).
 """
 from __future__ import annotations
 
@@ -60,7 +65,8 @@ SPLIT_MARGIN = 0.5
 
 Normalization = Literal["snorm", "none"]
 NORMALIZATIONS = get_args(Normalization)
-BACKENDS = {"cosine": "speechkit.stages.identify:CosineIdentifier"}
+BACKENDS = {"cosine": "speechkit.stages.identify:CosineIdentifier",
+            "chat": "speechkit.stages.identify_chat:ChatIdentifier"}
 DEFAULT_BACKEND = "cosine"
 
 
@@ -229,6 +235,8 @@ class CosineIdentifier:
     """The ``cosine`` backend: :func:`identify` with the options' thresholds, for an embedder."""
 
     Options = IdentifyOptions
+    #: It reads voice prints, not the recording.
+    reads_audio = False
 
     def __init__(self, options: IdentifyOptions | None = None, device: str = "auto", *,
                  embedder: Embedder) -> None:
@@ -238,6 +246,24 @@ class CosineIdentifier:
         self.threshold = self.options.threshold if self.options.threshold is not None else default
         self.prior_threshold = (self.options.prior_threshold if self.options.prior_threshold is not None
                                 else float(embedder.match_threshold))
+
+    @classmethod
+    def for_stage(cls, options: IdentifyOptions, device: str, stage: IdentifyStage) -> CosineIdentifier:
+        """The backend of an identification stage, on the embedder of the diarization stage it reads."""
+        embedder = stage.diarize.embedder
+        if embedder is None:
+            raise ValueError(f"the {stage.diarize.spec.backend} diarization backend gives no "
+                             f"embedder to identify speakers with")
+        return cls(options, device=device, embedder=embedder)
+
+    def name_meeting(self, record: MeetingRecord, stage: IdentifyStage) -> dict[str, str | None]:
+        """Label -> name for one meeting: :meth:`name` of the diarization's centroids, the enrolled
+        persons' voice prints (:meth:`IdentifyStage.enrollment_vectors`) and, with stable labels,
+        the voices of earlier meetings."""
+        context = record.context
+        enrollments = stage.enrollment_vectors(record) if context.enrollments else {}
+        prior = context.prior_speakers if context.stable_labels else None
+        return self.name(record.result("diarize").centroids, enrollments, prior)
 
     def name(self, centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray],
              prior: dict[str, np.ndarray] | None) -> dict[str, str | None]:
@@ -290,7 +316,12 @@ def build(spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = 
 
 
 class IdentifyStage(Stage[dict[str, "str | None"]]):
-    """Diarization label -> name (None: unnamed) for one meeting (see the module docstring)."""
+    """Diarization label -> name (None: unnamed) for one meeting (see the module docstring).
+
+    The backend (``BACKENDS``) provides ``Options``, ``reads_audio`` (whether it listens to the
+    recording, which then keys its results), ``for_stage(options, device, stage)`` (the backend
+    built for this stage) and ``name_meeting(record, stage)`` (label -> name).
+    """
 
     name = "identify"
     reads = ("diarize",)
@@ -300,7 +331,9 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
     def __init__(self, spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
         super().__init__(spec, device, reads)
         self.diarize: Any = self.inputs["diarize"]
-        self._identifier: CosineIdentifier | None = None
+        self.backend_class = registered_class(BACKENDS, self.spec.backend, "stages.identify.backend")
+        self.reads_audio = self.backend_class.reads_audio
+        self._identifier: Any = None
 
     def extra_inputs(self, record: MeetingRecord) -> dict[str, Any]:
         context = record.context
@@ -309,24 +342,17 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
                 "prior_speakers": {name: np.asarray(v).tolist() for name, v in context.prior_speakers.items()}}
 
     @property
-    def identifier(self) -> CosineIdentifier:
+    def identifier(self) -> Any:
+        """The backend, built on first use."""
         if self._identifier is None:
-            embedder = self.diarize.embedder
-            if embedder is None:
-                raise ValueError(f"the {self.diarize.spec.backend} diarization backend gives no "
-                                 f"embedder to identify speakers with")
-            self._identifier = registered_class(BACKENDS, self.spec.backend, "stages.identify.backend")(
-                self.spec.options, device=self.device, embedder=embedder)
+            self._identifier = self.backend_class.for_stage(self.spec.options, self.device, self)
         return self._identifier
 
     def run(self, record: MeetingRecord) -> dict[str, str | None]:
-        centroids = record.result("diarize").centroids
         context = record.context
         if not context.enrollments and not context.stable_labels:
-            return dict.fromkeys(centroids)
-        enrollments = self.enrollment_vectors(record) if context.enrollments else {}
-        prior = context.prior_speakers if context.stable_labels else None
-        return self.identifier.name(centroids, enrollments, prior)
+            return dict.fromkeys(record.result("diarize").centroids)
+        return self.identifier.name_meeting(record, self)
 
     def outputs(self, record: MeetingRecord, so_far: Mapping[str, Any]) -> dict[str, Any]:
         """The transcript and the speaker turns with the names given, and each name's voice

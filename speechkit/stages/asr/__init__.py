@@ -4,8 +4,9 @@ A recognizer turns 16 kHz mono float32 audio (and optionally the speech regions 
 into segments whose words carry start, end and confidence. The segments are not yet attributed
 to speakers: their ``speaker`` is ``""`` until diarization assigns one.
 
-Backends (``BACKENDS``): ``whisper`` (faster-whisper, :mod:`speechkit.stages.asr.whisper`) and
-``ctc`` (a CTC acoustic model decoded by pyctcdecode, :mod:`speechkit.stages.asr.ctc`). The
+Backends (``BACKENDS``): ``whisper`` (faster-whisper, :mod:`speechkit.stages.asr.whisper`),
+``ctc`` (a CTC acoustic model decoded by pyctcdecode, :mod:`speechkit.stages.asr.ctc`) and
+``chat`` (an audio-in chat model that returns speaker-tagged segments, :mod:`speechkit.stages.asr.chat`). The
 stage (:class:`AsrStage`) reads the speech of a recording block by block (at most
 ``block_s`` seconds of speech each, cut in pauses) and hands each block to the backend with the
 meeting's :class:`Biasing`. Its result is a :class:`Recognition`: the segments, and the
@@ -34,6 +35,7 @@ __all__ = ["AsrOptions", "AsrStage", "Biasing", "DecodeStats", "Recognition", "R
 BACKENDS = {
     "whisper": "speechkit.stages.asr.whisper:WhisperRecognizer",
     "ctc": "speechkit.stages.asr.ctc:CTCRecognizer",
+    "chat": "speechkit.stages.asr.chat:ChatTranscriber",
 }
 DEFAULT_BACKEND = "whisper"
 SECTIONS = (Section(100, loop_control),)
