@@ -15,18 +15,21 @@ them, sample for sample:
   first speaker of its transcript.
 
 Every request is logged (:attr:`AudioChat.log`): its kind, model, text parts and audio parts.
+:func:`demo_subset` copies the demo workspace with a few of its meetings, for end-to-end runs.
 """
 from __future__ import annotations
 
 import base64
 import io
 import json
+import shutil
 import threading
 import wave
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 from llm_helpers import Endpoint, completion, turns_of
 
 from speechkit.core.audio import SAMPLE_RATE, load_audio
@@ -36,6 +39,18 @@ from speechkit.llm.audio import wav_bytes
 
 #: Samples of a clip matched against the recordings.
 KEY = 48
+DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"
+
+
+def demo_subset(root: Path, meetings: tuple[str, ...]) -> Path:
+    """The demo workspace copied to ``root`` with only ``meetings`` (and the artifacts of no
+    other meeting)."""
+    shutil.copytree(DEMO, root)
+    manifest = yaml.safe_load((root / "workspace.yaml").read_text())
+    manifest["meetings"] = [m for m in manifest["meetings"] if m["id"] in meetings]
+    manifest["artifacts"] = [a for a in manifest["artifacts"] if a.get("meeting") in (None, *meetings)]
+    (root / "workspace.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    return root
 
 
 def pcm(audio: np.ndarray) -> np.ndarray:

@@ -5,7 +5,8 @@ import argparse
 
 EPILOG = """\
 examples:
-  speechkit models list                  what each stage can use, what is here offline, which backends work
+  speechkit models list                  what each stage can use, what is here offline, which backends
+                                         work, what each shipped recipe needs
   speechkit models list --stage asr
   speechkit models fetch whisper-small   download on a machine with a network (Hugging Face cache)
 
@@ -50,7 +51,25 @@ def list_models(args: argparse.Namespace) -> int:
                              "" if check.ok else f"{check.detail}: {check.fix}"))
     print()
     _table(backends)
+    if not args.stage:
+        print()
+        _table(recipe_needs())
     return 0
+
+
+def recipe_needs() -> list[tuple[str, ...]]:
+    """A row per shipped recipe: the registry models it loads and whether they are here (else the
+    command that fetches them on a machine with a network); LLM endpoints are not models here."""
+    from speechkit.preflight import missing_models, needed_models
+    from speechkit.recipe import load_recipe, recipes_dir
+
+    rows = [("RECIPE", "MODELS IT NEEDS", "HERE")]
+    for path in sorted(recipes_dir().glob("*.yaml")):
+        recipe = load_recipe(path)
+        needed = ", ".join(dict.fromkeys(name for name, _ in needed_models(recipe))) or "-"
+        missing = list(dict.fromkeys(name for name, _ in missing_models(recipe)))
+        rows.append((path.stem, needed, f"no: speechkit models fetch {' '.join(missing)}" if missing else "yes"))
+    return rows
 
 
 def _table(rows: list[tuple[str, ...]]) -> None:

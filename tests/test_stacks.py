@@ -1,0 +1,100 @@
+"""The OSynth paper's three systems as shipped recipes (speechkit/recipes/openai-stack.yaml,
+gemini-stack.yaml, speechbrain-stack.yaml): they load at every level, `models list` says what the
+open one needs, and each runs L1-L3 end to end offline on two demo meetings, against local
+stand-ins (tests/audio_chat.py) or on test-built weights (tests/model_builders.py), with the
+paper's level rules visible in what the stand-in was asked."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from audio_chat import AudioChat, demo_subset
+
+from speechkit.recipe import load_recipe
+
+REPO = Path(__file__).resolve().parents[1]
+MEETINGS = ("m04", "m06")  # the two shortest, with one person in both
+TEXT_MODEL = "text-model"
+
+
+def speechkit(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    environ = {**os.environ, "PYTHONPATH": str(REPO), **env}
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "SPEECHKIT_LLM_API_KEY"):
+        environ.pop(name, None)
+    return subprocess.run([sys.executable, "-m", "speechkit", *args], cwd=REPO, env=environ,
+                          capture_output=True, text=True, timeout=1800)
+
+
+def levels_written(out: Path, meetings: tuple[str, ...]) -> dict[int, dict]:
+    """Per level, its scores.json, after checking the level wrote every meeting's transcript and notes."""
+    scores = {}
+    for level in (1, 2, 3):
+        run = out / f"l{level}"
+        for mid in meetings:
+            assert (run / "transcripts" / f"{mid}.json").is_file() and (run / "notes" / f"{mid}.json").is_file()
+        scores[level] = json.loads((run / "scores.json").read_text())
+    assert (out / "comparison.md").is_file()
+    return scores
+
+
+@pytest.mark.parametrize("name", ["openai-stack", "gemini-stack", "speechbrain-stack"])
+def test_each_stack_loads_at_every_level(name):
+    for level in (1, 2, 3):
+        recipe = load_recipe(name, level=level)
+        assert recipe.name == f"{name}-l{level}" and recipe.level == level
+        assert set(recipe.stages) >= {"vad", "asr", "diarize", "identify", "correct", "summarize"}
+
+
+def test_models_list_says_what_the_speechbrain_stack_needs(offline_models):
+    done = speechkit("models", "list", env={"SPEECHKIT_MODELS_DIR": str(offline_models), "HF_HUB_OFFLINE": "1",
+                                            "HF_HUB_CACHE": str(offline_models.parent / "hf")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    (row,) = [line.split() for line in done.stdout.splitlines() if line.startswith("speechbrain-stack ")]
+    needs = ["speechbrain-vad-crdnn", "speechbrain-wav2vec2-commonvoice-14-en", "speechbrain-ecapa-voxceleb"]
+    assert row == ["speechbrain-stack", *[f"{n}," for n in needs[:-1]], needs[-1], "no:", "speechkit", "models",
+                   "fetch", *needs]
+
+
+@pytest.mark.slow
+def test_the_speechbrain_stack_runs_end_to_end_on_test_built_weights(offline_models, tmp_path):
+    from model_builders import build_ecapa, build_speechbrain_ctc, build_speechbrain_vad
+
+    build_speechbrain_vad(offline_models / "speechbrain-vad-crdnn")
+    build_speechbrain_ctc(offline_models / "speechbrain-wav2vec2-commonvoice-14-en")
+    build_ecapa(offline_models / "speechbrain-ecapa-voxceleb")
+    ws = demo_subset(tmp_path / "ws", MEETINGS)
+    chat = AudioChat(ws, [TEXT_MODEL])
+    try:
+        done = speechkit("recipe", "-L", "all", "--asr", "speechbrain-stack", "-w", str(ws), "--out",
+                         str(tmp_path / "out"), "--device", "cpu",
+                         env={"SPEECHKIT_MODELS_DIR": str(offline_models), "HF_HUB_OFFLINE": "1",
+                              "HF_HUB_CACHE": str(offline_models.parent / "hf"),
+                              "SPEECHKIT_LLM_BASE_URL": chat.url, "SPEECHKIT_LLM_MODEL": TEXT_MODEL})
+    finally:
+        chat.close()
+    assert done.returncode == 0, done.stderr[-3000:]
+    scores = levels_written(tmp_path / "out", MEETINGS)
+    assert all(scores[level]["aggregate"]["wer"]["value"] > 0 for level in (1, 2, 3))  # random weights: words
+    run = json.loads((tmp_path / "out" / "l3" / "run.json").read_text())
+    assert run["recipe"]["stages"]["diarize"]["clustering"] == "nme-sc"
+    # the level rules, in what the text model was asked (vocabulary correction at L3 only: none
+    # from the system's own words) and in the CONTEXT blocks of the notes requests
+    assert_context_levels(chat.log)
+    notes = [i for i, e in enumerate(chat.log) if e["kind"] == "notes"]
+    assert {e["kind"] for e in chat.log[:notes[3]]} == {"notes"} and "correct" in chat.kinds()[notes[3]:]
+
+
+def assert_context_levels(log: list[dict]) -> None:
+    """The notes requests of L1-L3 over :data:`MEETINGS`, in order: the CONTEXT block empty at L1
+    (and for the first meeting at L2, which has no earlier one), the system's own earlier notes
+    at L2, the roster and the rest of the workspace at L3."""
+    notes = [e for e in log if e["kind"] == "notes"]
+    contexts = [e["texts"][-1].split("CONTEXT:\n", 1)[1].split("\n\nTRANSCRIPT", 1)[0] for e in notes]
+    assert len(contexts) == 3 * len(MEETINGS)
+    assert contexts[:3] == ["(none)"] * 3
+    assert contexts[3].startswith("Earlier meetings (the notes taken then):\nm04: ") and "People:" not in contexts[3]
+    assert all("People:\n" in c and "This meeting:\n" in c for c in contexts[4:])
