@@ -151,6 +151,16 @@ def _not_utf8(env: Env) -> list[str]:
     return _workspace(env, ws)
 
 
+def _taken_port(env: Env) -> int:
+    """A port of 127.0.0.1 a socket of this test listens on (closed with the test's tree)."""
+    import socket
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    env.extra["socket"] = sock
+    return sock.getsockname()[1]
+
+
 def _transcribe_into_a_symlink(env: Env) -> list[str]:
     os.symlink(env.afile, env.root / "sample.stm")
     return ["transcribe", str(SAMPLE / "sample.wav"), "--out", str(env.root)]
@@ -293,6 +303,11 @@ CASES = [
          "SPEECHKIT_LLM_API_KEY"),
     Case("transcribe-recipe-stage-api-key", lambda e: _transcribe(
         e, "--recipe", str(_recipe(e, "k.yaml", API_KEY_STAGE))), "SPEECHKIT_LLM_API_KEY"),
+    # serve: all fail before it listens
+    Case("serve-port-out-of-range", lambda e: ["serve", "--port", "70000"], "--port"),
+    Case("serve-recipe-missing", lambda e: ["serve", "--recipe", str(e.root / "nope.yaml")], "recipe not found"),
+    Case("serve-set-unknown-option", lambda e: ["serve", "--port", "0", "--set", "asr.beam_sise=2"], "beam_size"),
+    Case("serve-port-taken", lambda e: ["serve", "--port", str(_taken_port(e))], "cannot listen"),
     # run and recipe (items 1, 2, 12, 13)
     Case("run-escaping-meeting-id", lambda e: _run(e, e.variant("v", meetings=_meetings(id="../../../x"))),
          "not a safe identifier"),
@@ -419,6 +434,8 @@ def _check(env: Env, argv: list[str], capsys, expect: str | None) -> None:
         lock = env.extra.pop("lock", None)
         if lock is not None:
             lock.__exit__(None, None, None)
+        if "socket" in env.extra:
+            env.extra.pop("socket").close()
     err = capsys.readouterr().err
     assert "Traceback" not in err, err
     assert rc in (1, 2), (rc, err)

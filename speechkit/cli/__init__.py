@@ -17,8 +17,8 @@ from speechkit import __version__
 from speechkit.errors import SpeechkitError
 
 # Subcommand modules, in the order --help lists them.
-COMMANDS = ("score", "synth", "importer", "export", "transcribe", "run", "recipe", "compare", "step", "judge", "qa",
-            "align", "probe", "models", "llm", "doctor")
+COMMANDS = ("score", "synth", "importer", "export", "transcribe", "serve", "run", "recipe", "compare", "step", "judge",
+            "qa", "align", "probe", "models", "llm", "doctor")
 
 
 def build_parser() -> argparse.ArgumentParser:

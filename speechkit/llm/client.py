@@ -32,7 +32,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from speechkit.core.options import OptionError, StageOptions, bounded
 from speechkit.errors import FormatError, SpeechkitError
@@ -111,6 +111,10 @@ class ClientOptions(StageOptions):
     max_tokens: int | None = bounded(None, ge=1, le=1_000_000)
     failures: Literal["fail", "allow"] = "fail"
     max_failed_share: float = bounded(0.0, ge=0, le=1)
+    #: Whether the endpoint answers chat completions: the probe asks a model the server does not
+    #: list for one token. Options of another endpoint (audio transcriptions) set it False: a
+    #: model the server does not list is then unavailable.
+    chat: ClassVar[bool] = True
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, where: str = "options") -> ClientOptions:
@@ -123,7 +127,12 @@ class ClientOptions(StageOptions):
     def identity(self) -> str:
         """The identity of the endpoint and model these options resolve to now (the environment
         decides what they leave unset): part of the stage's cache key."""
-        return resolve_endpoint(self.base_url, self.model, self.api_key_env).identity()
+        return self.resolve_endpoint().identity()
+
+    def resolve_endpoint(self, environ: Mapping[str, str] | None = None) -> Endpoint:
+        """The endpoint these options name, what they leave unset taken from ``environ`` (None:
+        the process's environment; :func:`~speechkit.llm.endpoint.resolve_endpoint`)."""
+        return resolve_endpoint(self.base_url, self.model, self.api_key_env, environ)
 
 
 class NoAnswer(Exception):
@@ -155,8 +164,7 @@ class LLMClient:
     def __init__(self, options: ClientOptions | None = None, environ: Mapping[str, str] | None = None,
                  server: LocalServer | None = None) -> None:
         self.options = options or ClientOptions()
-        self.endpoint: Endpoint = resolve_endpoint(self.options.base_url, self.options.model,
-                                                   self.options.api_key_env, environ)
+        self.endpoint: Endpoint = self.options.resolve_endpoint(environ)
         #: The local server (started by :meth:`connect`); given, it stands in for the shared one.
         self.server = server
         self._lost = False
@@ -199,23 +207,26 @@ class LLMClient:
         try:
             reply = self._exchange("GET", "/models", None, retries=self.options.max_retries)
         except RequestFailed as e:
-            raise self._unavailable(e.detail) from None
+            raise self.unavailable(e.detail) from None
         if reply.status in _NO_MODEL_LIST:
             return f"ok: the server lists no models (HTTP {reply.status}); the first request checks {self.model}"
         if reply.status >= 400:
-            raise self._unavailable(self._http_detail(reply))
+            raise self.unavailable(self._http_detail(reply))
         listed = _model_ids(reply.data)
         if listed is not None and self.model in listed:
             return "ok: the server lists the model"
+        if not self.options.chat:
+            raise self.unavailable(f"the server does not serve this model (it lists "
+                                    f"{', '.join(listed or [])[:200] or 'no models'})")
         body = {"model": self.model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1,
                 "temperature": 0.0}
         try:
             answer = self._exchange("POST", "/chat/completions", json.dumps(body).encode(), retries=0,
                                     max_bytes=reply_limit(1))
         except RequestFailed as e:
-            raise self._unavailable(e.detail) from None
+            raise self.unavailable(e.detail) from None
         if answer.status >= 400:
-            raise self._unavailable(self._http_detail(answer))
+            raise self.unavailable(self._http_detail(answer))
         return f"ok: the model answered (the server lists {', '.join(listed or [])[:200] or 'no models'})"
 
     def complete_text(self, messages: list[dict[str, str]], schema: dict | None = None,
@@ -298,13 +309,29 @@ class LLMClient:
         model = data.get("model") if isinstance(data, dict) else None
         return content, model if isinstance(model, str) else None
 
+    def post(self, path: str, body: bytes, content_type: str, max_bytes: int = MAX_REPLY_BYTES) -> Received:
+        """The answer to ``body`` (of ``content_type``: a multipart form, say) posted to ``path``
+        of the endpoint, with every request's deadline, retries, bound and redaction; counted
+        in the session. An error status (after the retries) is :class:`RequestFailed`."""
+        self.connect()
+        runs = session.current()
+        try:
+            reply = self._exchange("POST", path, body, self.options.max_retries, max_bytes, content_type)
+            if reply.status >= 400:
+                raise RequestFailed(f"http-{reply.status}", self._http_detail(reply))
+        except RequestFailed as e:
+            runs.count(self.base_url, self.model, failure=(e.reason, e.detail))
+            raise
+        runs.count(self.base_url, self.model)
+        return reply
+
     def _exchange(self, method: str, path: str, body: bytes | None, retries: int,
-                  max_bytes: int = MAX_REPLY_BYTES) -> Received:
+                  max_bytes: int = MAX_REPLY_BYTES, content_type: str = "application/json") -> Received:
         """The server's reply (at most ``max_bytes`` of it read, redacted: :meth:`_received`),
         retrying timeouts, connection errors and HTTP 429/5xx up to ``retries`` times; a final
         failure of those, or a longer answer (not retried), is :class:`RequestFailed`."""
         o = self.options
-        headers = {"Content-Type": "application/json"} if body is not None else {}
+        headers = {"Content-Type": content_type} if body is not None else {}
         if self.endpoint.api_key:
             headers["Authorization"] = f"Bearer {self.endpoint.api_key}"
         for attempt in range(retries + 1):
@@ -348,7 +375,7 @@ class LLMClient:
             return
         self._lost = True
         if self.options.failures == "fail":
-            raise self._unavailable(problem)
+            raise self.unavailable(problem)
         raise RequestFailed("server-lost", problem)
 
     def _received(self, reply: Reply) -> Received:
@@ -364,7 +391,8 @@ class LLMClient:
         return Received(reply.status, self.redact(reply.phrase), self.redact(reply.retry_after),
                         self.redact(text), data)
 
-    def _unavailable(self, message: str) -> LLMUnavailable:
+    def unavailable(self, message: str) -> LLMUnavailable:
+        """The error of an endpoint that cannot serve the run: ``ENDPOINT: model M: message``."""
         return LLMUnavailable(f"{self.base_url}: model {self.model}: {message}")
 
     def _http_detail(self, reply: Received) -> str:

@@ -53,23 +53,33 @@ class Endpoint:
 
 def resolve_endpoint(base_url: str | None = None, model: str | None = None,
                      api_key_env: tuple[str, ...] = ("SPEECHKIT_LLM_API_KEY", "OPENAI_API_KEY"),
-                     environ: Mapping[str, str] | None = None) -> Endpoint:
-    """The endpoint for a stage's explicit ``base_url`` and ``model`` options (None: not given)."""
+                     environ: Mapping[str, str] | None = None, *,
+                     base_url_variables: tuple[str, ...] = BASE_URL_VARIABLES, model_variable: str = MODEL_VARIABLE,
+                     local: bool = True) -> Endpoint:
+    """The endpoint for a stage's explicit ``base_url`` and ``model`` options (None: not given).
+
+    ``base_url_variables`` and ``model_variable``: the environment variables tried when an option
+    is unset (a transcription endpoint tries its own first). ``local``: with no endpoint given
+    anywhere, the local server on the packaged model; False: that is an error (a server of the
+    user's is needed)."""
     env = os.environ if environ is None else environ
     sources = {}
     if base_url:
         sources["base_url"] = "recipe"
     else:
-        base_url = next((env[v] for v in BASE_URL_VARIABLES if env.get(v)), None)
+        base_url = next((env[v] for v in base_url_variables if env.get(v)), None)
         sources["base_url"] = "environment" if base_url else "default"
+    if not base_url and not local:
+        raise SpeechkitError(f"no endpoint given: set {' or '.join(base_url_variables)} or the stage's "
+                             "base_url option")
     if model:
         sources["model"] = "recipe"
-    elif env.get(MODEL_VARIABLE):
-        model, sources["model"] = env[MODEL_VARIABLE], "environment"
+    elif env.get(model_variable):
+        model, sources["model"] = env[model_variable], "environment"
     elif not base_url:
         model, sources["model"] = DEFAULT_MODEL, "default"
     else:
-        raise SpeechkitError(f"{base_url}: no model named for this endpoint: set {MODEL_VARIABLE} "
+        raise SpeechkitError(f"{base_url}: no model named for this endpoint: set {model_variable} "
                              "or the stage's model option")
     key = next((env[k] for k in api_key_env if env.get(k)), None)
     return Endpoint(base_url.rstrip("/") if base_url else None, model, sources, key)

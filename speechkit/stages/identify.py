@@ -24,15 +24,17 @@ for stable labels (:attr:`MeetingContext.stable_labels`, L2 and up), the other n
 the system gave voices in earlier meetings, by their centroids; clusters still unnamed get new
 labels ``Speaker N`` that no earlier meeting used.
 
-That is the ``cosine`` backend. The ``chat`` backend (:mod:`speechkit.stages.identify_chat`)
-names each cluster by asking an audio-in chat model to compare its representative clip with the
-enrollment clips (the OSynth paper's scaffold); it needs no embedder, so it follows a diarization
-without centroids (an API's speaker labels).
+Backends: ``cosine`` (the above); ``given`` (:class:`GivenNames`: the names a diarizing
+transcription server gave the enrolled persons, which the ``transcribed`` diarization backend
+carries in :attr:`~speechkit.stages.diarize.Diarization.names`; no voice is compared here); and
+``chat`` (:mod:`speechkit.stages.identify_chat`: an audio-in chat model compares each cluster's
+representative clip with the enrollment clips, the OSynth paper's scaffold; it needs no
+embedder, so it follows a diarization without centroids, such as ``transcribed``).
 """
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -66,6 +68,7 @@ SPLIT_MARGIN = 0.5
 Normalization = Literal["snorm", "none"]
 NORMALIZATIONS = get_args(Normalization)
 BACKENDS = {"cosine": "speechkit.stages.identify:CosineIdentifier",
+            "given": "speechkit.stages.identify:GivenNames",
             "chat": "speechkit.stages.identify_chat:ChatIdentifier"}
 DEFAULT_BACKEND = "cosine"
 
@@ -293,15 +296,61 @@ class CosineIdentifier:
             for label, name in identify(pending, known, threshold=self.prior_threshold).items():
                 if name and _margin(scores, rows.index(label), cols.index(name)) >= self.options.prior_margin:
                     names[label] = name
-        used = set(names.values()) | set(prior)
-        number = 1
-        for label in sorted(centroids):
-            if names[label] is None:
-                while f"Speaker {number}" in used:
-                    number += 1
-                names[label] = f"Speaker {number}"
-                used.add(names[label])
-        return names
+        return new_labels(names, set(prior))
+
+
+def new_labels(names: dict[str, str | None], used: set[str]) -> dict[str, str | None]:
+    """``names`` with each unnamed label (in sorted order) given a label ``Speaker N`` that
+    neither ``names`` nor ``used`` (the names of earlier meetings) holds."""
+    used = used | {n for n in names.values() if n}
+    number = 1
+    out = dict(names)
+    for label in sorted(out):
+        if out[label] is None:
+            while f"Speaker {number}" in used:
+                number += 1
+            out[label] = f"Speaker {number}"
+            used.add(out[label])
+    return out
+
+
+@dataclass(frozen=True)
+class GivenNamesOptions(StageOptions):
+    """The ``given`` backend has no options."""
+
+
+class GivenNames:
+    """The ``given`` backend: the names the diarization backend took from its source
+    (:attr:`~speechkit.stages.diarize.Diarization.names`: a transcription server told the enrolled
+    persons' names and voices labelled their speech with them) for the persons enrolled for the
+    meeting; the other labels stay unnamed, or, with stable labels (L2 and up), get ``Speaker N``
+    labels no earlier meeting used. It needs no embedder: the server compared the voices."""
+
+    Options = GivenNamesOptions
+    #: It reads the diarization's names, not the recording.
+    reads_audio = False
+
+    def __init__(self, options: GivenNamesOptions | None = None, device: str = "auto") -> None:
+        self.options = options or GivenNamesOptions()
+
+    @classmethod
+    def for_stage(cls, options: GivenNamesOptions, device: str, stage: IdentifyStage) -> GivenNames:
+        """The backend of an identification stage (it needs nothing of the diarization stage)."""
+        return cls(options, device)
+
+    def name_meeting(self, record: MeetingRecord, stage: IdentifyStage) -> dict[str, str | None]:
+        """Label -> name for one meeting: :meth:`name_given` of its diarization."""
+        context = record.context
+        return self.name_given(record.result("diarize"), context.enrollments,
+                               context.prior_speakers if context.stable_labels else None)
+
+    def name_given(self, diarization: Diarization, enrolled: Collection[str],
+                   earlier: Collection[str] | None) -> dict[str, str | None]:
+        """Label -> name for ``diarization``'s speakers: its given names of ``enrolled`` persons;
+        ``earlier`` (None: no stable labels): the names and labels of earlier meetings."""
+        names: dict[str, str | None] = {label: diarization.names.get(label) for label in diarization.speakers}
+        names = {label: name if name in enrolled else None for label, name in names.items()}
+        return names if earlier is None else new_labels(names, set(earlier))
 
 
 def _margin(scores: np.ndarray, row: int, col: int) -> float:

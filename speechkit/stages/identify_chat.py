@@ -12,9 +12,10 @@ one) leaves the cluster unnamed. Where the server takes JSON-schema answers
 (and ``unknown``) as its choices.
 
 Clusters are named one by one, so two clusters may get one name (a person the diarizer split).
-With no enrollments (L1, L2) nothing is asked and every cluster keeps its label: the paper runs
-SID only at L3. A request that fails for good leaves its cluster unnamed and is counted against
-the run's failure policy (:mod:`speechkit.llm.run`), as every LLM stage's requests are.
+With no enrollments (L1, L2) nothing is asked: the paper runs SID only at L3. A cluster left
+unnamed keeps its label, or, with stable labels (L2 and up), gets a ``Speaker N`` label no earlier
+meeting used, as with the other backends. A request that fails for good leaves its cluster
+unnamed and is counted against the run's failure policy (:mod:`speechkit.llm.run`), as every LLM stage's requests are.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from speechkit.core.options import bounded
 from speechkit.core.record import MeetingRecord
 from speechkit.llm.audio import audio_part, text_part
 from speechkit.llm.client import ClientOptions, LLMClient, NoAnswer, extract_json
+from speechkit.stages.identify import new_labels
 
 if TYPE_CHECKING:
     from speechkit.stages.identify import IdentifyStage
@@ -164,12 +166,21 @@ class ChatIdentifier:
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}]
 
     def name_meeting(self, record: MeetingRecord, stage: IdentifyStage) -> dict[str, str | None]:
-        """Diarization label -> enrolled name (None: unnamed, or no enrollments in the context)."""
+        """Diarization label -> enrolled name (None: unnamed; no request without enrollments in
+        the context); with stable labels (L2 and up) the unnamed get ``Speaker N`` labels that no
+        earlier meeting used (:func:`~speechkit.stages.identify.new_labels`)."""
         turns = record.result("diarize").turns
         labels = list(dict.fromkeys(t.speaker for t in turns))
         names: dict[str, str | None] = dict.fromkeys(labels)
-        if not record.context.enrollments or not labels:
-            return names
+        context = record.context
+        if context.enrollments and labels:
+            self.ask(record, names)
+        return new_labels(names, set(context.prior_speakers)) if context.stable_labels else names
+
+    def ask(self, record: MeetingRecord, names: dict[str, str | None]) -> None:
+        """Name each label of ``names`` in place by one request (None: unnamed)."""
+        turns = record.result("diarize").turns
+        labels = list(names)
         enrollments = {name: self.enrollment_clip(clips) for name, clips in record.context.enrollments.items()}
         spans = {label: representative_spans([(t.start, t.end) for t in turns if t.speaker == label],
                                              self.options.clip_s, self.options.min_turn_s) for label in labels}
@@ -185,7 +196,6 @@ class ChatIdentifier:
             if names[label] is None:
                 log.info("speaker identification of %s in %s: %r names no enrolled person", label,
                          record.session_id, answer[:80])
-        return names
 
     def enrollment_clip(self, clips: list[Path]) -> np.ndarray:
         """A person's enrollment clips joined, cut at ``enrollment_s``."""

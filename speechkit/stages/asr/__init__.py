@@ -5,13 +5,16 @@ into segments whose words carry start, end and confidence. The segments are not 
 to speakers: their ``speaker`` is ``""`` until diarization assigns one.
 
 Backends (``BACKENDS``): ``whisper`` (faster-whisper, :mod:`speechkit.stages.asr.whisper`),
-``ctc`` (a CTC acoustic model decoded by pyctcdecode, :mod:`speechkit.stages.asr.ctc`) and
-``chat`` (an audio-in chat model that returns speaker-tagged segments, :mod:`speechkit.stages.asr.chat`). The
+``ctc`` (a CTC acoustic model decoded by pyctcdecode, :mod:`speechkit.stages.asr.ctc`),
+``api`` (an OpenAI-compatible transcription endpoint, :mod:`speechkit.stages.asr.api`) and
+``chat`` (an audio-in chat model that returns speaker-tagged segments,
+:mod:`speechkit.stages.asr.chat`). The
 stage (:class:`AsrStage`) reads the speech of a recording block by block (at most
 ``block_s`` seconds of speech each, cut in pauses) and hands each block to the backend with the
-meeting's :class:`Biasing`. Its result is a :class:`Recognition`: the segments, and the
-:class:`DecodeStats` of a backend with loop control, which every ``transcribe`` call returns
-with its segments.
+meeting's :class:`Biasing`, and with what else of the context the backend class declares in
+its ``context_fields`` (``api``: the ``enrollments``, its diarizing model's known speakers).
+Its result is a :class:`Recognition`: the segments, and the :class:`DecodeStats` of a backend
+with loop control, which every ``transcribe`` call returns with its segments.
 """
 from __future__ import annotations
 
@@ -21,10 +24,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from speechkit.cache import file_digest
 from speechkit.core.audio import read_blocks, span_blocks
 from speechkit.core.record import FLAGGED_SPANS, MeetingRecord
 from speechkit.core.section import Section
-from speechkit.core.stage import BackendStage, Spec, Stage, model_identity
+from speechkit.core.stage import BackendStage, Spec, Stage, model_identity, registered_class
 from speechkit.io.seglst import segments_from_rows, segments_to_rows
 from speechkit.stages.asr.biasing import AsrOptions, Biasing
 from speechkit.stages.asr.loop_control import DecodeStats
@@ -35,6 +39,7 @@ __all__ = ["AsrOptions", "AsrStage", "Biasing", "DecodeStats", "Recognition", "R
 BACKENDS = {
     "whisper": "speechkit.stages.asr.whisper:WhisperRecognizer",
     "ctc": "speechkit.stages.asr.ctc:CTCRecognizer",
+    "api": "speechkit.stages.asr.api:ApiRecognizer",
     "chat": "speechkit.stages.asr.chat:ChatTranscriber",
 }
 DEFAULT_BACKEND = "whisper"
@@ -92,13 +97,25 @@ class AsrStage(BackendStage[Recognition]):
     stored = True
     result_type = Recognition
 
+    def __init__(self, spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
+        super().__init__(spec, device, reads)
+        #: The context fields the backend takes besides the biasing (handed to ``transcribe`` by name).
+        self.backend_fields: tuple[str, ...] = getattr(
+            registered_class(self.backends, spec.backend, "stages.asr.backend"), "context_fields", ())
+        self.context_fields = ("biasing", *self.backend_fields)
+
     def identity(self) -> Any:
         """The model's identity and the device it decodes on (which picks the compute type)."""
         return [model_identity(self.spec.options), self.device]
 
     def extra_inputs(self, record: MeetingRecord) -> Any:
-        """The meeting's biasing (prompt, hot words, LM text)."""
-        return asdict(record.context.biasing) if record.context.biasing else None
+        """The meeting's biasing (prompt, hot words, LM text), and the enrollment clips' content
+        when the backend takes them."""
+        biasing = asdict(record.context.biasing) if record.context.biasing else None
+        if "enrollments" not in self.backend_fields:
+            return biasing
+        return {"biasing": biasing, "enrollments": {name: [file_digest(c) for c in clips]
+                                                    for name, clips in record.context.enrollments.items()}}
 
     def run(self, record: MeetingRecord) -> Recognition:
         return self.recognize(record, record.result("vad").regions)
@@ -122,12 +139,13 @@ class AsrStage(BackendStage[Recognition]):
         """Words of the ``speech`` regions of ``record``'s audio (what :meth:`run` does with the
         VAD's regions; a benchmark may pass others), with the backend's loop-control counts."""
         biasing = record.context.biasing or None
+        extra = {name: getattr(record.context, name) for name in self.backend_fields}
         out = Recognition()
         blocks = span_blocks(speech, self.spec.options.block_s)
         for (start, _, regions), audio in zip(blocks, record.timed_iter(
                 "audio", read_blocks(record.audio, blocks, record.channel))):
             local = [(s - start, e - start) for s, e in regions]
-            recognition = self.backend.transcribe(audio, speech=local, biasing=biasing)
+            recognition = self.backend.transcribe(audio, speech=local, biasing=biasing, **extra)
             out.extend(seg.shifted(start) for seg in recognition)
             out.stats.add(recognition.stats, offset=start)
         return out

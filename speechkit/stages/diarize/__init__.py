@@ -6,10 +6,17 @@ Backends (``BACKENDS``), one output (:class:`Diarization`):
   sliding windows over the VAD's speech regions (:mod:`~speechkit.stages.diarize.embedders`:
   Resemblyzer, which ships its weights, or ECAPA), clustered.
 - ``pyannote`` (:mod:`speechkit.stages.diarize.pyannote`): pyannote.audio's pipeline.
+- ``transcribed`` (:mod:`speechkit.stages.diarize.transcribed`): the speaker labels a diarizing
+  transcription endpoint gave the ASR result's segments (``asr: {backend: api,
+  transcript_format: diarized_json}``); no centroids, and the names that server gave the
+  enrolled persons in :attr:`Diarization.names` (identification's ``given`` backend takes them).
 
 A backend provides ``diarize(record) -> Diarization`` and an ``embedder`` (an
 :class:`~speechkit.stages.diarize.embedders.Embedder` whose space its centroids live in, or
-None), which the identification stage uses to embed enrollment clips.
+None), which the identification stage uses to embed enrollment clips. A backend class may
+declare ``reads`` (earlier stages whose results it reads besides ``vad``) and
+``context_fields`` (what of the meeting's context it reads besides the speaker count): the
+stage declares them in turn, so they are part of its key.
 Labels are ``SPEAKER_00``, ``SPEAKER_01``, ... in order of first appearance.
 """
 from __future__ import annotations
@@ -23,13 +30,14 @@ import numpy as np
 from speechkit import registry
 from speechkit.cache import digest
 from speechkit.core.record import TURNS, MeetingRecord
-from speechkit.core.stage import BackendStage, Spec, Stage
+from speechkit.core.stage import BackendStage, Spec, Stage, registered_class
 from speechkit.io.seglst import segments_from_rows, segments_to_rows
 from speechkit.transcript import Segment, Transcript
 
 BACKENDS = {
     "embedding": "speechkit.stages.diarize.embedding:Diarizer",
     "pyannote": "speechkit.stages.diarize.pyannote:PyannoteDiarizer",
+    "transcribed": "speechkit.stages.diarize.transcribed:TranscribedDiarizer",
 }
 DEFAULT_BACKEND = "embedding"
 
@@ -42,7 +50,9 @@ class Diarization:
     overlap. ``centroids`` maps each label to the L2-normalised mean embedding of its windows
     (what :func:`speechkit.stages.identify.identify` scores). ``windows``, ``window_labels`` and
     ``window_embeddings`` describe the clustered windows (embedding backend only; a window whose
-    cluster won no frame has the label ``""``).
+    cluster won no frame has the label ``""``). ``names``: label -> the name the diarizer's source
+    itself gave that speaker (a transcription server told the enrolled persons' names and
+    voices; empty for the other backends).
     """
 
     turns: list[Segment] = field(default_factory=list)
@@ -50,6 +60,7 @@ class Diarization:
     windows: list[tuple[float, float]] = field(default_factory=list)
     window_labels: list[str] = field(default_factory=list)
     window_embeddings: np.ndarray | None = None
+    names: dict[str, str] = field(default_factory=dict)
 
     @property
     def speakers(self) -> list[str]:
@@ -57,14 +68,16 @@ class Diarization:
         return list(dict.fromkeys(t.speaker for t in self.turns))
 
     def to_dict(self) -> dict[str, Any]:
-        """The turns and centroids (the windows are not kept)."""
+        """The turns, centroids and names (the windows are not kept)."""
         return {"turns": segments_to_rows(self.turns),
-                "centroids": {k: np.asarray(v).tolist() for k, v in self.centroids.items()}}
+                "centroids": {k: np.asarray(v).tolist() for k, v in self.centroids.items()},
+                "names": dict(self.names)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Diarization:
         return cls(segments_from_rows(data["turns"]),
-                   {k: np.asarray(v, dtype=np.float32) for k, v in data["centroids"].items()})
+                   {k: np.asarray(v, dtype=np.float32) for k, v in data["centroids"].items()},
+                   names=dict(data.get("names", {})))
 
 
 def speaker_label(index: int) -> str:
@@ -98,6 +111,12 @@ class DiarizeStage(BackendStage[Diarization]):
     context_fields = ("expected_speakers",)
     stored = True
     result_type = Diarization
+
+    def __init__(self, spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
+        backend = registered_class(self.backends, spec.backend, "stages.diarize.backend")
+        self.reads = ("vad", *getattr(backend, "reads", ()))
+        self.context_fields = ("expected_speakers", *getattr(backend, "context_fields", ()))
+        super().__init__(spec, device, reads)
 
     @property
     def embedder(self) -> Any:

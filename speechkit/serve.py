@@ -1,0 +1,368 @@
+"""An OpenAI-compatible transcription server over a recipe (``speechkit serve``).
+
+It answers what OpenAI's audio API and the official ``openai`` client ask:
+
+- ``GET /v1/models``: the names the recipe is served under (by default the recipe's name);
+- ``POST /v1/audio/transcriptions`` (a ``multipart/form-data`` form): ``file`` (the audio, any
+  format speechkit reads), ``model`` (one of the served names), ``response_format`` (``json``,
+  ``text``, ``verbose_json``, ``srt``, ``vtt``, ``diarized_json``), ``prompt`` (the ASR's
+  prompt), ``timestamp_granularities[]`` (``word`` adds the words to ``verbose_json``),
+  ``known_speaker_names[]`` with ``known_speaker_references[]`` (data URLs of a clip of each
+  person's voice): those persons are the meeting's enrollments, and identification names their
+  speech. ``language``, ``temperature`` and ``chunking_strategy`` are accepted and left to the
+  recipe.
+
+Each request runs the recipe's cascade (:class:`~speechkit.cascade.Cascade`, no stage cache) on
+the uploaded audio, with the context of level 1 plus what the request gives (its prompt, its
+known speakers). One cascade runs at a time; requests wait their turn, at most
+:attr:`ServeOptions.max_waiting` of them. Every input is bounded (:class:`ServeOptions`: the
+body's size, the time to receive it, the time to answer, the form's parts) and nothing of a
+request names a file: the upload and the references go to a temporary folder of the server's
+and are removed after the answer. Errors are answered as OpenAI's are
+(``{"error": {"message", "type", "param", "code"}}``), a problem with the audio naming no path.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import math
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from speechkit.core.audio import audio_duration
+from speechkit.core.options import StageOptions, bounded
+from speechkit.errors import FormatError, SpeechkitError
+from speechkit.io.multipart import Part, parse_form
+from speechkit.io.subtitles import render_srt, render_vtt
+from speechkit.meeting_context import Biasing, MeetingContext
+from speechkit.recipe import Recipe
+from speechkit.transcript import Transcript
+
+log = logging.getLogger(__name__)
+
+#: The ``response_format`` values answered.
+RESPONSE_FORMATS = ("json", "text", "verbose_json", "srt", "vtt", "diarized_json")
+#: Audio types by their first bytes, and by the type a data URL or file part names.
+_MAGIC = ((b"RIFF", ".wav"), (b"fLaC", ".flac"), (b"OggS", ".ogg"), (b"ID3", ".mp3"), (b"\x1aE\xdf\xa3", ".webm"))
+_SUFFIXES = {"audio/wav": ".wav", "audio/x-wav": ".wav", "audio/wave": ".wav", "audio/flac": ".flac",
+             "audio/x-flac": ".flac", "audio/ogg": ".ogg", "audio/mpeg": ".mp3", "audio/mp3": ".mp3",
+             "audio/mp4": ".m4a", "audio/m4a": ".m4a", "audio/x-m4a": ".m4a", "audio/webm": ".webm"}
+
+
+@dataclass(frozen=True)
+class ServeOptions(StageOptions):
+    """Bounds of ``speechkit serve``.
+
+    ``max_upload_bytes``: most bytes of a request's body (the audio and the reference clips
+    together). ``upload_timeout_s``: most seconds to receive a request. ``request_timeout_s``:
+    most seconds from a request's arrival to its answer, its wait for the cascade included (a
+    cascade still running then finishes before the next one starts). ``max_waiting``: most
+    requests waiting for the cascade at once; more are answered 503. ``max_known_speakers``:
+    most known speakers a request may name.
+    """
+
+    max_upload_bytes: int = bounded(64 << 20, ge=1 << 10, le=4 << 30)
+    upload_timeout_s: float = bounded(120.0, gt=0, le=3600)
+    request_timeout_s: float = bounded(600.0, gt=0, le=86_400)
+    max_waiting: int = bounded(8, ge=1, le=1000)
+    max_known_speakers: int = bounded(16, ge=0, le=100)
+
+
+class ApiError(Exception):
+    """A request the server refuses or cannot answer: HTTP ``status``, ``message``, the form
+    field at fault (``param``) and OpenAI's error ``kind`` (``invalid_request_error``, ...)."""
+
+    def __init__(self, status: int, message: str, param: str | None = None,
+                 kind: str = "invalid_request_error", code: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.param, self.kind, self.code = status, message, param, kind, code
+
+    def body(self) -> dict[str, Any]:
+        """The answer's JSON body."""
+        return {"error": {"message": self.message, "type": self.kind, "param": self.param, "code": self.code}}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An answer: HTTP status, content type and body."""
+
+    status: int
+    content_type: str
+    body: bytes
+
+    @classmethod
+    def json(cls, data: Any, status: int = 200) -> Answer:
+        return cls(status, "application/json", json.dumps(data, ensure_ascii=False).encode())
+
+    @classmethod
+    def text(cls, text: str) -> Answer:
+        return cls(200, "text/plain; charset=utf-8", text.encode())
+
+
+class TranscriptionService:
+    """A recipe's cascade answering transcription requests, one at a time."""
+
+    def __init__(self, recipe: Recipe, names: tuple[str, ...] = (), options: ServeOptions | None = None) -> None:
+        from speechkit.cascade import Cascade
+
+        self.recipe = recipe
+        self.names = names or (recipe.name,)
+        self.options = options or ServeOptions()
+        self.cascade = Cascade(recipe)
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speechkit-serve")
+        self._waiting = threading.BoundedSemaphore(self.options.max_waiting)
+
+    def close(self) -> None:
+        """Stop taking work (a running cascade finishes)."""
+        self._worker.shutdown(wait=False, cancel_futures=True)
+
+    def models(self) -> Answer:
+        """``GET /v1/models``."""
+        return Answer.json({"object": "list", "data": [{"id": n, "object": "model", "created": 0,
+                                                        "owned_by": "speechkit"} for n in self.names]})
+
+    def transcribe(self, parts: list[Part], arrived: float) -> Answer:
+        """``POST /v1/audio/transcriptions``: the answer to a parsed form (``arrived``: the
+        request's ``time.monotonic()``, from which its deadline runs). Raises :class:`ApiError`."""
+        form = _Form(parts)
+        model = form.text("model", required=True)
+        if model not in self.names:
+            raise ApiError(404, f"The model {model!r} does not exist; this server serves {', '.join(self.names)}",
+                           "model", code="model_not_found")
+        fmt = form.text("response_format") or "json"
+        if fmt not in RESPONSE_FORMATS:
+            raise ApiError(400, f"response_format must be one of {', '.join(RESPONSE_FORMATS)}, got {fmt[:40]!r}",
+                           "response_format")
+        granularities = form.texts("timestamp_granularities[]")
+        if set(granularities) - {"word", "segment"}:
+            raise ApiError(400, "timestamp_granularities[] takes word and segment", "timestamp_granularities[]")
+        audio = form.file("file")
+        names = form.texts("known_speaker_names[]")
+        references = form.texts("known_speaker_references[]")
+        if len(names) != len(references) or len(set(names)) != len(names) or not all(n.strip() for n in names):
+            raise ApiError(400, "known_speaker_names[] and known_speaker_references[] must pair distinct, "
+                                "non-empty names with one reference each", "known_speaker_names[]")
+        if len(names) > self.options.max_known_speakers:
+            raise ApiError(400, f"at most {self.options.max_known_speakers} known speakers", "known_speaker_names[]")
+        if not self._waiting.acquire(blocking=False):
+            raise ApiError(503, "the server is busy: too many requests wait for the cascade; try again later",
+                           kind="server_error", code="busy")
+        try:
+            with tempfile.TemporaryDirectory(prefix="speechkit-serve-") as tmp:
+                folder = Path(tmp)
+                upload = folder / f"upload{_suffix(audio.value, audio.content_type, audio.filename)}"
+                upload.write_bytes(audio.value)
+                enrollments = {name: [_reference(folder, i, ref)]
+                               for i, (name, ref) in enumerate(zip(names, references))}
+                context = MeetingContext(biasing=Biasing(prompt=form.text("prompt") or None), enrollments=enrollments)
+                job = self._worker.submit(self._run, upload, context)
+                left = self.options.request_timeout_s - (time.monotonic() - arrived)
+                try:
+                    transcript, duration = job.result(timeout=max(left, 0.0))
+                except FutureTimeout:
+                    job.cancel()
+                    raise ApiError(504, f"no transcript within {self.options.request_timeout_s:g} s "
+                                        "(the server's request_timeout_s)", kind="server_error",
+                                   code="timeout") from None
+                except SpeechkitError as e:
+                    raise ApiError(400, str(e).replace(str(folder) + "/", ""), "file") from None
+        finally:
+            self._waiting.release()
+        return render(transcript, fmt, duration, "word" in granularities, self.language)
+
+    @property
+    def language(self) -> str:
+        """The language the recipe's ASR is told (``en`` when it detects it)."""
+        return getattr(self.recipe.stages["asr"].options, "language", None) or "en"
+
+    def _run(self, audio: Path, context: MeetingContext) -> tuple[Transcript, float]:
+        result = self.cascade.run(audio, context, session_id="upload")
+        return result.transcript, audio_duration(audio)
+
+
+class _Form:
+    """A request's form fields by name."""
+
+    def __init__(self, parts: list[Part]) -> None:
+        self.parts = parts
+
+    def texts(self, name: str) -> list[str]:
+        return [p.text for p in self.parts if p.name == name and p.filename is None]
+
+    def text(self, name: str, required: bool = False) -> str | None:
+        values = self.texts(name)
+        if len(values) > 1:
+            raise ApiError(400, f"{name} is given {len(values)} times", name)
+        if required and not values:
+            raise ApiError(400, f"you must provide a {name} parameter", name)
+        return values[0] if values else None
+
+    def file(self, name: str) -> Part:
+        files = [p for p in self.parts if p.name == name]
+        if len(files) != 1 or files[0].filename is None or not files[0].value:
+            raise ApiError(400, f"expected one non-empty file in the {name} field", name)
+        return files[0]
+
+
+def _suffix(data: bytes, content_type: str | None, filename: str | None) -> str:
+    """The file suffix audio reading goes by: from the first bytes, else the type or the file
+    name's suffix where it is a known audio type, else none (ffmpeg then tells what it is)."""
+    for magic, suffix in _MAGIC:
+        if data.startswith(magic):
+            return suffix
+    if data[4:8] == b"ftyp":
+        return ".m4a"
+    named = Path(filename or "").suffix.lower()
+    return _SUFFIXES.get(content_type or "", named if named in _SUFFIXES.values() else ".audio")
+
+
+def _reference(folder: Path, index: int, url: str) -> Path:
+    """A known speaker's reference clip (a ``data:`` URL of base64 audio) written into ``folder``."""
+    head, sep, payload = url.partition(",")
+    if not (head.startswith("data:") and head.endswith(";base64") and sep):
+        raise ApiError(400, "known_speaker_references[] takes data URLs (data:audio/wav;base64,...)",
+                       "known_speaker_references[]")
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        raise ApiError(400, "a known speaker reference is not valid base64", "known_speaker_references[]") from None
+    path = folder / f"reference-{index}{_suffix(data, head[5:-7], None)}"
+    path.write_bytes(data)
+    return path
+
+
+def render(transcript: Transcript, fmt: str, duration: float, words: bool = False, language: str = "en") -> Answer:
+    """``transcript`` answered in ``fmt`` (one of :data:`RESPONSE_FORMATS`); ``words``: the words
+    with their times in ``verbose_json``; ``duration``: the audio's seconds."""
+    segments = [s for s in transcript.segments if s.text.strip()]
+    text = " ".join(s.text.strip() for s in segments)
+    if fmt == "text":
+        return Answer.text(text + "\n")
+    if fmt == "srt":
+        return Answer.text(render_srt(transcript))
+    if fmt == "vtt":
+        return Answer.text(render_vtt(transcript))
+    usage = {"type": "duration", "seconds": math.ceil(duration)}
+    if fmt == "json":
+        return Answer.json({"text": text, "usage": usage})
+    if fmt == "diarized_json":
+        return Answer.json({"task": "transcribe", "duration": round(duration, 3), "text": text, "usage": usage,
+                            "segments": [{"type": "transcript.text.segment", "id": f"seg_{i}",
+                                          "start": round(s.start, 3), "end": round(s.end, 3), "text": s.text,
+                                          "speaker": s.speaker_name or s.speaker} for i, s in enumerate(segments)]})
+    out: dict[str, Any] = {
+        "task": "transcribe", "language": language, "duration": round(duration, 3), "text": text, "usage": usage,
+        "segments": [{"id": i, "seek": 0, "start": round(s.start, 3), "end": round(s.end, 3), "text": s.text,
+                      "tokens": [], "temperature": 0.0, "avg_logprob": 0.0, "compression_ratio": 0.0,
+                      "no_speech_prob": 0.0} for i, s in enumerate(segments)]}
+    if words:
+        out["words"] = [{"word": w.text, "start": round(w.start, 3), "end": round(w.end, 3)}
+                        for w, _ in transcript.words() if w.start is not None and w.end is not None]
+    return Answer.json(out)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One connection's requests (``server.service``: the :class:`TranscriptionService`)."""
+
+    server: ApiServer
+    protocol_version = "HTTP/1.1"
+    #: Seconds a connection may stay silent while a request's line and headers are awaited.
+    timeout = 120
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
+        log.info("%s %s", self.address_string(), format % args)
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        if self.path.split("?")[0].rstrip("/") in ("/v1/models", "/models"):
+            self._send(self.server.service.models())
+        else:
+            self._send_error(ApiError(404, f"no such path: {self.path[:100]}", code="not_found"))
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        arrived = time.monotonic()
+        try:
+            if self.path.split("?")[0].rstrip("/") not in ("/v1/audio/transcriptions", "/audio/transcriptions"):
+                self.close_connection = True
+                raise ApiError(404, f"no such path: {self.path[:100]}", code="not_found")
+            parts = parse_form(self._body(arrived), self.headers.get("Content-Type", ""))
+            self._send(self.server.service.transcribe(parts, arrived))
+        except ApiError as e:
+            self._send_error(e)
+        except FormatError as e:
+            self._send_error(ApiError(400, str(e)))
+        except Exception as e:  # a bug, not the request's fault: said in one line, logged in full
+            log.exception("transcription request failed")
+            self._send_error(ApiError(500, f"internal error: {type(e).__name__}: {str(e)[:300]}",
+                                      kind="server_error"))
+
+    def _body(self, arrived: float) -> bytes:
+        """The request's body, read within ``upload_timeout_s`` and ``max_upload_bytes``."""
+        options = self.server.service.options
+        if self.headers.get("Transfer-Encoding"):
+            self.close_connection = True
+            raise ApiError(411, "send the body with a Content-Length (no transfer encoding)")
+        length = self.headers.get("Content-Length", "")
+        if not length.isdigit():
+            self.close_connection = True
+            raise ApiError(411, "the request has no Content-Length")
+        if int(length) > options.max_upload_bytes:
+            self.close_connection = True
+            raise ApiError(413, f"the request's {int(length):,} bytes are over the server's limit of "
+                                f"{options.max_upload_bytes:,} (max_upload_bytes)")
+        left, chunks = int(length), []
+        while left:
+            remaining = options.upload_timeout_s - (time.monotonic() - arrived)
+            if remaining <= 0:
+                self.close_connection = True
+                raise ApiError(408, f"the request was not received within {options.upload_timeout_s:g} s")
+            self.connection.settimeout(remaining)
+            try:
+                chunk = self.rfile.read1(min(left, 1 << 20))
+            except TimeoutError:
+                chunk = b""
+            if not chunk:
+                self.close_connection = True
+                raise ApiError(408 if time.monotonic() - arrived >= options.upload_timeout_s else 400,
+                               "the request's body ended early or came too slowly")
+            chunks.append(chunk)
+            left -= len(chunk)
+        self.connection.settimeout(self.timeout)
+        return b"".join(chunks)
+
+    def _send(self, answer: Answer) -> None:
+        self.send_response(answer.status)
+        self.send_header("Content-Type", answer.content_type)
+        self.send_header("Content-Length", str(len(answer.body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(answer.body)
+
+    def _send_error(self, error: ApiError) -> None:
+        self._send(Answer.json(error.body(), error.status))
+
+
+class ApiServer(ThreadingHTTPServer):
+    """The HTTP server of a :class:`TranscriptionService` (a thread per connection)."""
+
+    daemon_threads = True
+
+    def __init__(self, service: TranscriptionService, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.service = service
+        super().__init__((host, port), _Handler)
+
+    @property
+    def url(self) -> str:
+        """The base URL clients give (``http://HOST:PORT/v1``)."""
+        host, port = self.server_address[:2]
+        host = f"[{host}]" if ":" in str(host) else host
+        return f"http://{host}:{port}/v1"
