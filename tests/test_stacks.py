@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from audio_chat import AudioChat, demo_subset
 
 from speechkit.recipe import load_recipe
@@ -98,3 +99,46 @@ def assert_context_levels(log: list[dict]) -> None:
     assert contexts[:3] == ["(none)"] * 3
     assert contexts[3].startswith("Earlier meetings (the notes taken then):\nm04: ") and "People:" not in contexts[3]
     assert all("People:\n" in c and "This meeting:\n" in c for c in contexts[4:])
+
+
+def named_speakers(out: Path, level: int, mid: str) -> set[str | None]:
+    rows = json.loads((out / f"l{level}" / "transcripts" / f"{mid}.json").read_text())
+    return {row.get("speaker_name") for row in rows}
+
+
+@pytest.mark.slow
+def test_the_gemini_stack_runs_end_to_end_against_a_local_audio_chat_stand_in(tmp_path):
+    ws = demo_subset(tmp_path / "ws", MEETINGS)
+    chat = AudioChat(ws, ["gemini-3-flash", "gemini-3.1-pro-preview"])
+    try:
+        done = speechkit("recipe", "-L", "all", "--asr", "gemini-stack", "-w", str(ws), "--out", str(tmp_path / "out"),
+                         env={"SPEECHKIT_LLM_BASE_URL": chat.url})
+    finally:
+        chat.close()
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = tmp_path / "out"
+    scores = levels_written(out, MEETINGS)
+    assert scores[1]["aggregate"]["wer"]["value"] < 0.2  # the stand-in transcribes from the reference
+    log = chat.log
+    # one transcription request per meeting (its result is the stage cache's at L2 and L3), with
+    # the audio and no vocabulary; gemini-3-flash transcribes, corrects and writes the notes
+    transcribe = [e for e in log if e["kind"] == "transcribe"]
+    assert len(transcribe) == len(MEETINGS) and all(e["audio"] == 1 for e in transcribe)
+    assert not any("may occur" in t for e in transcribe for t in e["texts"])
+    assert {e["model"] for e in log if e["kind"] != "identify"} == {"gemini-3-flash"}
+    # identification only at L3 (after the last L2 notes), by gemini-3.1-pro-preview, one request
+    # per speaker of each meeting, each with every invitee's enrollment; the L3 names are right
+    notes = [i for i, e in enumerate(log) if e["kind"] == "notes"]
+    identify = [i for i, e in enumerate(log) if e["kind"] == "identify"]
+    assert identify and min(identify) > notes[3] and {log[i]["model"] for i in identify} == {"gemini-3.1-pro-preview"}
+    manifest = yaml.safe_load((ws / "workspace.yaml").read_text())
+    people = {p["id"]: p["name"] for p in manifest["people"]}
+    invited = {m["id"]: [people[p] for p in m["attendees"]] for m in manifest["meetings"]}
+    assert len(identify) == sum(len(v) for v in invited.values())  # one cluster per voice (from the reference)
+    for mid in MEETINGS:
+        assert named_speakers(out, 3, mid) == set(invited[mid])
+        assert not named_speakers(out, 1, mid) - {None}
+    # correction only at L3 (the vocabulary), the CONTEXT blocks by level
+    assert "correct" in {log[i]["kind"] for i in range(notes[3], len(log))}
+    assert "correct" not in {log[i]["kind"] for i in range(notes[3])}
+    assert_context_levels(log)
