@@ -12,14 +12,20 @@ It answers what OpenAI's audio API and the official ``openai`` client ask:
   speech. ``language``, ``temperature`` and ``chunking_strategy`` are accepted and left to the
   recipe.
 
-Each request runs the recipe's cascade (:class:`~speechkit.cascade.Cascade`, no stage cache) on
-the uploaded audio, with the context of level 1 plus what the request gives (its prompt, its
-known speakers). One cascade runs at a time; requests wait their turn, at most
-:attr:`ServeOptions.max_waiting` of them. Every input is bounded (:class:`ServeOptions`: the
-body's size, the time to receive it, the time to answer, the form's parts) and nothing of a
-request names a file: the upload and the references go to a temporary folder of the server's
-and are removed after the answer. Errors are answered as OpenAI's are
-(``{"error": {"message", "type", "param", "code"}}``), a problem with the audio naming no path.
+Each request runs the recipe's cascade (:class:`~speechkit.cascade.Cascade`; with a stage cache
+folder, results of audio sent before are reused) on the uploaded audio, with the context of
+level 1 plus what the request gives (its prompt, its known speakers). One cascade runs at a
+time; requests wait their turn, at most :attr:`ServeOptions.max_waiting` of them. Every input
+is bounded (:class:`ServeOptions`: the body's size, the time to receive it, the time to answer,
+the form's parts) and nothing of a request names a file: the upload and the references go to
+a temporary folder of the server's and are removed after the answer. Errors are answered as
+OpenAI's are (``{"error": {"message", "type", "param", "code"}}``), a problem with the audio
+naming no path.
+
+With a request log (``speechkit serve --request-log FILE``) each transcription request's form
+is appended to FILE as one JSON line, before it is answered: its text fields (a repeated field
+as a list; a known speaker's reference as its length) and each file's size, which shows what a
+system under test sent at each level (a prompt, known speakers).
 """
 from __future__ import annotations
 
@@ -38,6 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from speechkit.cache import StageCache
 from speechkit.core.audio import audio_duration
 from speechkit.core.options import StageOptions, bounded
 from speechkit.errors import FormatError, SpeechkitError
@@ -111,10 +118,14 @@ class Answer:
 class TranscriptionService:
     """A recipe's cascade answering transcription requests, one at a time."""
 
-    def __init__(self, recipe: Recipe, names: tuple[str, ...] = (), options: ServeOptions | None = None) -> None:
+    def __init__(self, recipe: Recipe, names: tuple[str, ...] = (), options: ServeOptions | None = None,
+                 cache_dir: Path | None = None, request_log: Path | None = None) -> None:
         from speechkit.cascade import Cascade
 
         self.recipe = recipe
+        self.request_log = request_log
+        self._log_lock = threading.Lock()
+        self.cache = StageCache(cache_dir)
         self.names = names or (recipe.name,)
         self.options = options or ServeOptions()
         self.cascade = Cascade(recipe)
@@ -133,6 +144,7 @@ class TranscriptionService:
     def transcribe(self, parts: list[Part], arrived: float) -> Answer:
         """``POST /v1/audio/transcriptions``: the answer to a parsed form (``arrived``: the
         request's ``time.monotonic()``, from which its deadline runs). Raises :class:`ApiError`."""
+        self._log(parts)
         form = _Form(parts)
         model = form.text("model", required=True)
         if model not in self.names:
@@ -179,13 +191,28 @@ class TranscriptionService:
             self._waiting.release()
         return render(transcript, fmt, duration, "word" in granularities, self.language)
 
+    def _log(self, parts: list[Part]) -> None:
+        """Append the request's form to the request log (if any) as one JSON line."""
+        if self.request_log is None:
+            return
+        entry: dict[str, Any] = {}
+        for p in parts:
+            value: Any = ({"bytes": len(p.value)} if p.filename is not None or p.name == "known_speaker_references[]"
+                          else p.text)
+            if p.name.endswith("[]"):
+                entry.setdefault(p.name, []).append(value)
+            else:
+                entry[p.name] = value
+        with self._log_lock, self.request_log.open("a", encoding="utf-8") as log_file:
+            log_file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
     @property
     def language(self) -> str:
         """The language the recipe's ASR is told (``en`` when it detects it)."""
         return getattr(self.recipe.stages["asr"].options, "language", None) or "en"
 
     def _run(self, audio: Path, context: MeetingContext) -> tuple[Transcript, float]:
-        result = self.cascade.run(audio, context, session_id="upload")
+        result = self.cascade.run(audio, context, cache=self.cache, session_id="upload")
         return result.transcript, audio_duration(audio)
 
 

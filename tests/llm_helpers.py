@@ -1,7 +1,8 @@
 """Helpers of the LLM tests (test_correct_llm, test_llm_constrained, test_llm_client, test_llm_runs,
 test_reliability_secrets, test_reliability_llm): a transcript with spoken jargon, its reference, the
 fixes, the WER against it, a local stand-in OpenAI-compatible endpoint (also runnable as a server
-process: ``python llm_helpers.py PORT MODEL``, which answers every chat request with ``{}``), and
+process: ``python llm_helpers.py PORT MODEL``, which answers every chat request with ``{}``; a
+multipart form comes to a behaviour as its fields, :func:`form_fields`), and
 planted API keys with the search for any piece of them."""
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from speechkit.io.multipart import parse_form
 from speechkit.metrics.wer import word_error_rate
 from speechkit.stages.correct import Vocabulary
 from speechkit.transcript import Segment, Transcript, Word
@@ -97,7 +99,9 @@ class Endpoint:
                     self.wfile.write(text.encode())
 
             def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                raw = self.rfile.read(int(self.headers["Content-Length"]))
+                kind = self.headers.get("Content-Type", "")
+                body = form_fields(raw, kind) if kind.startswith("multipart/") else json.loads(raw)
                 endpoint.calls += 1
                 endpoint.auth.append(self.headers.get("Authorization"))
                 status, text, delay = endpoint.behaviour(body, endpoint.calls)
@@ -125,6 +129,18 @@ class Endpoint:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def form_fields(body: bytes, content_type: str) -> dict:
+    """A multipart form's text fields (a repeated one as a list of its values) and each file's size."""
+    fields: dict = {}
+    for part in parse_form(body, content_type):
+        value = len(part.value) if part.filename is not None else part.text
+        if part.name.endswith("[]"):
+            fields.setdefault(part.name, []).append(value)
+        else:
+            fields[part.name] = value
+    return fields
 
 
 def wer(segments: list[Segment]) -> float:

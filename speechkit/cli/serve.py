@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from speechkit.cli.transcribe import _count
 
@@ -27,6 +28,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="most megabytes of a request: audio and reference clips (default 64)")
     p.add_argument("--request-timeout", type=_count(1, 86_400), default=600, metavar="SECONDS",
                    help="most seconds from a request's arrival to its answer (default 600)")
+    p.add_argument("--cache-dir", type=Path,
+                   help="stage cache folder: results of audio sent before are reused (default: none kept)")
+    p.add_argument("--request-log", type=Path, metavar="FILE",
+                   help="append each transcription request's form (text fields, file sizes) to FILE as a JSON line")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override the recipe's device")
     add_set_option(p)
     p.set_defaults(handler=run)
@@ -34,6 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from speechkit.devices import resolve_device
+    from speechkit.io.atomic import check_output_file, check_output_folder
     from speechkit.llm.run import probe_endpoints
     from speechkit.preflight import check_models
     from speechkit.recipe import load_recipe, parse_settings
@@ -44,8 +50,13 @@ def run(args: argparse.Namespace) -> int:
     check_models(recipe)
     resolve_device(recipe.device)
     probe_endpoints(recipe)
+    if args.cache_dir is not None:
+        check_output_folder(args.cache_dir)
+    if args.request_log is not None:
+        check_output_file(args.request_log)
     options = ServeOptions(max_upload_bytes=args.max_upload_mb << 20, request_timeout_s=float(args.request_timeout))
-    service = TranscriptionService(recipe, tuple(dict.fromkeys(args.served_model_name)), options)
+    service = TranscriptionService(recipe, tuple(dict.fromkeys(args.served_model_name)), options, args.cache_dir,
+                                   args.request_log)
     try:
         server = ApiServer(service, args.host, args.port)
     except OSError as e:

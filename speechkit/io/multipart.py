@@ -60,8 +60,9 @@ def encode_form(parts: Iterable[Part]) -> tuple[bytes, str]:
 
 
 def _quoted(text: str) -> str:
-    """``text`` fit for a quoted header parameter (RFC 7578 4.2: quotes and line breaks escaped)."""
-    return text.replace("\\", "\\\\").replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
+    """``text`` fit for a quoted header parameter (RFC 7578 4.2: quotes, backslashes and line
+    breaks percent-encoded, as browsers do)."""
+    return text.replace("\\", "%5C").replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def form_boundary(content_type: str) -> str:
@@ -97,13 +98,28 @@ def parse_form(body: bytes, content_type: str, max_parts: int = MAX_PARTS) -> li
         if line_end < 0 or body[pos:line_end].strip(b" \t"):
             raise FormatError(FORM, "the form's boundary line is malformed")
         pos = line_end + 2
-        end = body.find(b"\r\n" + delimiter, pos)
+        end = _next_delimiter(body, delimiter, pos)
         if end < 0:
             raise FormatError(FORM, "the form has no closing boundary (the body is cut short)")
         if len(parts) >= max_parts:
             raise FormatError(FORM, f"the form has more than {max_parts} parts")
         parts.append(_part(body[pos:end]))
         pos = end + 2 + len(delimiter)
+
+
+def _next_delimiter(body: bytes, delimiter: bytes, pos: int) -> int:
+    """Where the line break before the next delimiter from ``pos`` is (-1: none): a CRLF, the
+    delimiter, then ``--`` or spaces and tabs (at most 64) up to a CRLF; a mere occurrence of
+    the boundary's text (``--b-not``) is part of the value."""
+    mark = b"\r\n" + delimiter
+    end = body.find(mark, pos)
+    while end >= 0:
+        after = end + len(mark)
+        rest = body[after:after + 66]
+        if rest.startswith(b"--") or rest.lstrip(b" \t").startswith(b"\r\n"):
+            return end
+        end = body.find(mark, end + 1)
+    return -1
 
 
 def _part(raw: bytes) -> Part:
