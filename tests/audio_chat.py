@@ -15,8 +15,6 @@ them, sample for sample:
   first speaker of its transcript.
 
 Every request is logged (:attr:`AudioChat.log`): its kind, model, text parts and audio parts.
-:class:`TranscriptionLog` stands between a transcription client and a transcription server
-(``speechkit serve``), forwarding every request and logging the fields of each form.
 :func:`demo_subset` copies the demo workspace with a few of its meetings, for end-to-end runs.
 """
 from __future__ import annotations
@@ -26,10 +24,7 @@ import io
 import json
 import shutil
 import threading
-import urllib.error
-import urllib.request
 import wave
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +34,6 @@ from llm_helpers import Endpoint, completion, turns_of
 
 from speechkit.core.audio import SAMPLE_RATE, load_audio
 from speechkit.io.manifest import load_workspace
-from speechkit.io.multipart import parse_form
 from speechkit.io.seglst import read_seglst
 from speechkit.llm.audio import wav_bytes
 
@@ -161,52 +155,3 @@ class AudioChat:
                            "action_items": [{"assignee": first, "description": "send the plan", "due": ""}],
                            "decisions": [], "outline": ["the plan"]})
 
-
-class TranscriptionLog:
-    """A loopback proxy to the transcription server at ``target`` (its base URL): every request
-    forwarded as it came, each form's fields logged (:attr:`log`: field name -> the text values,
-    the audio file's name -> ``["<file>"]``)."""
-
-    def __init__(self, target: str) -> None:
-        self.log: list[dict[str, list[str]]] = []
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def forward(self, body: bytes | None) -> None:
-                request = urllib.request.Request(target.rstrip("/") + self.path.removeprefix("/v1"), data=body,
-                                                 method=self.command, headers={
-                                                     k: v for k, v in self.headers.items()
-                                                     if k.lower() in ("content-type", "authorization")})
-                try:
-                    with urllib.request.urlopen(request, timeout=900) as reply:
-                        status, data, kind = reply.status, reply.read(), reply.headers.get("Content-Type", "")
-                except urllib.error.HTTPError as e:
-                    status, data, kind = e.code, e.read(), e.headers.get("Content-Type", "")
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:  # noqa: N802
-                self.forward(None)
-
-            def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                fields: dict[str, list[str]] = {}
-                for part in parse_form(body, self.headers["Content-Type"]):
-                    fields.setdefault(part.name, []).append("<file>" if part.filename else part.text)
-                proxy.log.append(fields)
-                self.forward(body)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from audio_chat import AudioChat, TranscriptionLog, demo_subset
+from audio_chat import AudioChat, demo_subset
 
 from speechkit.recipe import load_recipe
 
@@ -145,19 +145,19 @@ def test_the_gemini_stack_runs_end_to_end_against_a_local_audio_chat_stand_in(tm
 
 
 @pytest.fixture
-def transcription_server():
+def transcription_server(tmp_path):
     """``speechkit serve`` over the shipped whisper recipe, answering to gpt-4o-transcribe-diarize
-    on a free loopback port, behind a proxy that logs every request's form."""
+    on a free loopback port, logging every request's form (``--request-log``); its URL and log."""
+    log = tmp_path / "requests.jsonl"
     server = subprocess.Popen([sys.executable, "-m", "speechkit", "serve", "--recipe", "whisper", "--port", "0",
-                               "--served-model-name", "gpt-4o-transcribe-diarize", "--device", "cpu"],
+                               "--served-model-name", "gpt-4o-transcribe-diarize", "--device", "cpu",
+                               "--request-log", str(log)],
                               cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True)
     try:
         url = server.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:"), url
-        proxy = TranscriptionLog(url)
-        yield proxy
-        proxy.close()
+        yield url.rstrip("/"), log
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -166,11 +166,12 @@ def transcription_server():
 @pytest.mark.slow
 def test_the_openai_stack_runs_end_to_end_against_speechkit_serve_and_an_audio_chat_stand_in(
         transcription_server, tmp_path):
+    url, request_log = transcription_server
     ws = demo_subset(tmp_path / "ws", MEETINGS)
     chat = AudioChat(ws, ["gpt-audio", "gpt-5.5"])
     try:
         done = speechkit("recipe", "-L", "all", "--asr", "openai-stack", "-w", str(ws), "--out", str(tmp_path / "out"),
-                         env={"SPEECHKIT_ASR_BASE_URL": transcription_server.url, "SPEECHKIT_LLM_BASE_URL": chat.url})
+                         env={"SPEECHKIT_ASR_BASE_URL": url, "SPEECHKIT_LLM_BASE_URL": chat.url})
     finally:
         chat.close()
     assert done.returncode == 0, done.stderr[-3000:]
@@ -178,11 +179,11 @@ def test_the_openai_stack_runs_end_to_end_against_speechkit_serve_and_an_audio_c
     levels_written(out, MEETINGS)
     # the diarizing endpoint: diarized_json, never a prompt, never the enrollments; asked again
     # only where the context that keys the ASR changed (L3)
-    forms = transcription_server.log
+    forms = [json.loads(line) for line in request_log.read_text().splitlines()]
     assert len(forms) == 2 * len(MEETINGS)
     for form in forms:
-        assert form["model"] == ["gpt-4o-transcribe-diarize"] and form["response_format"] == ["diarized_json"]
-        assert form["file"] == ["<file>"] and "prompt" not in form and "known_speaker_names[]" not in form
+        assert form["model"] == "gpt-4o-transcribe-diarize" and form["response_format"] == "diarized_json"
+        assert form["file"]["bytes"] > 0 and "prompt" not in form and "known_speaker_names[]" not in form
     # gpt-audio identifies, at L3 only, every speaker the endpoint labelled; gpt-5.5 corrects (at
     # L3 only) and writes the notes; the CONTEXT blocks by level
     log = chat.log
@@ -195,4 +196,4 @@ def test_the_openai_stack_runs_end_to_end_against_speechkit_serve_and_an_audio_c
     assert_context_levels(log)
     run = json.loads((out / "l3" / "run.json").read_text())
     assert {(e["base_url"], e["model"]) for e in run["llm"]["endpoints"]} == {
-        (transcription_server.url, "gpt-4o-transcribe-diarize"), (chat.url, "gpt-audio"), (chat.url, "gpt-5.5")}
+        (url, "gpt-4o-transcribe-diarize"), (chat.url, "gpt-audio"), (chat.url, "gpt-5.5")}
