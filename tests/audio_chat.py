@@ -119,7 +119,8 @@ class AudioChat:
         with self._lock:
             self.log.append({"kind": kind, "model": request["model"], "texts": texts, "audio": len(clips),
                              "response_format": request.get("response_format"),
-                             "max_tokens": request.get("max_tokens")})
+                             "max_tokens": request.get("max_tokens"),
+                             "max_completion_tokens": request.get("max_completion_tokens")})
         reply = json.loads(completion(content))
         reply["model"] = request["model"]
         return 200, json.dumps(reply), 0.0

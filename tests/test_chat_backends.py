@@ -185,8 +185,11 @@ def test_a_block_comes_back_as_speaker_tagged_segments(demo, fresh, monkeypatch)
     assert "SettleMap" not in "".join(request["texts"])  # the paper's stacks give no vocabulary
     assert request["response_format"]["json_schema"]["schema"]["properties"]["segments"]["maxItems"] == 400
     assert request["max_tokens"] == 32000
-    make_backend("asr", "chat", model=MODEL, biasing=True).transcribe(audio, biasing=Biasing(prompt="SettleMap"))
+    make_backend("asr", "chat", model=MODEL, biasing=True, max_tokens_field="max_completion_tokens").transcribe(
+        audio, biasing=Biasing(prompt="SettleMap"))
     assert fresh.log[-1]["texts"][-1].endswith("Words and names that may occur: SettleMap")
+    # the bound under the name OpenAI's newer models take
+    assert (fresh.log[-1]["max_tokens"], fresh.log[-1]["max_completion_tokens"]) == (None, 32000)
 
 
 def test_segments_are_read_tolerantly_and_refused_when_they_are_not_segments():

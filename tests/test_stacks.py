@@ -190,7 +190,8 @@ def test_the_openai_stack_runs_end_to_end_against_speechkit_serve_and_an_audio_c
     notes = [i for i, e in enumerate(log) if e["kind"] == "notes"]
     identify = [i for i, e in enumerate(log) if e["kind"] == "identify"]
     assert identify and min(identify) > notes[3] and {log[i]["model"] for i in identify} == {"gpt-audio"}
-    assert all(log[i]["response_format"] is None for i in identify)
+    assert all(log[i]["response_format"] is None and log[i]["max_completion_tokens"] == 1024 for i in identify)
+    assert all(e["max_completion_tokens"] and e["max_tokens"] is None for e in log if e["kind"] == "notes")
     assert {e["model"] for e in log if e["kind"] != "identify"} == {"gpt-5.5"}
     assert "correct" not in {log[i]["kind"] for i in range(notes[3])}
     assert_context_levels(log)
