@@ -99,7 +99,6 @@ def test_each_cluster_is_named_by_the_figure_5_scaffold(demo, fresh, monkeypatch
     monkeypatch.setenv("SPEECHKIT_LLM_BASE_URL", fresh.url)
     record = identify_record(demo, "m01", enrolled=True)
     stage = identify_stage(model=MODEL, response_format="none", clip_s=6.0)
-    assert stage.reads_audio  # it listens: the recording is part of its key
     names = stage.run(record)
     reference = next(iter(read_seglst(demo.meetings[0].reference).values()))
     people = {p.id: p.name for p in demo.people}

@@ -238,8 +238,6 @@ class CosineIdentifier:
     """The ``cosine`` backend: :func:`identify` with the options' thresholds, for an embedder."""
 
     Options = IdentifyOptions
-    #: It reads voice prints, not the recording.
-    reads_audio = False
 
     def __init__(self, options: IdentifyOptions | None = None, device: str = "auto", *,
                  embedder: Embedder) -> None:
@@ -327,8 +325,6 @@ class GivenNames:
     labels no earlier meeting used. It needs no embedder: the server compared the voices."""
 
     Options = GivenNamesOptions
-    #: It reads the diarization's names, not the recording.
-    reads_audio = False
 
     def __init__(self, options: GivenNamesOptions | None = None, device: str = "auto") -> None:
         self.options = options or GivenNamesOptions()
@@ -367,9 +363,10 @@ def build(spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = 
 class IdentifyStage(Stage[dict[str, "str | None"]]):
     """Diarization label -> name (None: unnamed) for one meeting (see the module docstring).
 
-    The backend (``BACKENDS``) provides ``Options``, ``reads_audio`` (whether it listens to the
-    recording, which then keys its results), ``for_stage(options, device, stage)`` (the backend
-    built for this stage) and ``name_meeting(record, stage)`` (label -> name).
+    The backend (``BACKENDS``) provides ``Options``, ``for_stage(options, device, stage)`` (the
+    backend built for this stage) and ``name_meeting(record, stage)`` (label -> name). A backend
+    that listens to the recording (``chat``) needs no audio key of its own: the diarization's key,
+    part of this stage's, holds the recording's.
     """
 
     name = "identify"
@@ -381,7 +378,6 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
         super().__init__(spec, device, reads)
         self.diarize: Any = self.inputs["diarize"]
         self.backend_class = registered_class(BACKENDS, self.spec.backend, "stages.identify.backend")
-        self.reads_audio = self.backend_class.reads_audio
         self._identifier: Any = None
 
     def extra_inputs(self, record: MeetingRecord) -> dict[str, Any]:

@@ -142,8 +142,6 @@ class ChatIdentifier:
     """The ``chat`` backend (see the module docstring)."""
 
     Options = ChatIdentifyOptions
-    #: It listens to the recording: its results depend on the audio.
-    reads_audio = True
 
     def __init__(self, options: ChatIdentifyOptions | None = None, device: str = "auto") -> None:
         self.options = options or ChatIdentifyOptions()
