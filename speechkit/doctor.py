@@ -75,9 +75,10 @@ def check_models() -> list[Check]:
 BACKEND_PACKAGES: dict[tuple[str, str], tuple[str, ...]] = {
     ("vad", "silero"): ("silero_vad", "onnxruntime"), ("vad", "speechbrain"): ("speechbrain",),
     ("vad", "pyannote"): ("pyannote.audio",), ("asr", "whisper"): ("faster_whisper",),
-    ("asr", "ctc"): ("transformers", "pyctcdecode", "kenlm"),
+    ("asr", "ctc"): ("transformers", "pyctcdecode", "kenlm"), ("asr", "api"): ("soundfile",),
     ("diarize", "embedding+resemblyzer"): ("resemblyzer", "onnxruntime", "sklearn"),
     ("diarize", "embedding+ecapa"): ("speechbrain", "sklearn"), ("diarize", "pyannote"): ("pyannote.audio",),
+    ("diarize", "transcribed"): (),
     ("correct", "lexicon"): ("jellyfish", "rapidfuzz"), ("correct", "llm"): ("llama_cpp",),
 }
 

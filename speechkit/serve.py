@@ -108,10 +108,12 @@ class Answer:
 
     @classmethod
     def json(cls, data: Any, status: int = 200) -> Answer:
+        """``data`` as a JSON answer."""
         return cls(status, "application/json", json.dumps(data, ensure_ascii=False).encode())
 
     @classmethod
     def text(cls, text: str) -> Answer:
+        """``text`` as a plain-text answer."""
         return cls(200, "text/plain; charset=utf-8", text.encode())
 
 
@@ -208,10 +210,12 @@ class TranscriptionService:
 
     @property
     def language(self) -> str:
-        """The language the recipe's ASR is told (``en`` when it detects it)."""
-        return getattr(self.recipe.stages["asr"].options, "language", None) or "en"
+        """The language the recipe's stages are told (their ``language`` option; ``en`` when none is)."""
+        told = (getattr(spec.options, "language", None) for spec in self.recipe.stages.values())
+        return next((code for code in told if isinstance(code, str) and code), "en")
 
     def _run(self, audio: Path, context: MeetingContext) -> tuple[Transcript, float]:
+        """The cascade's transcript of ``audio`` and the audio's seconds (on the worker thread)."""
         result = self.cascade.run(audio, context, cache=self.cache, session_id="upload")
         return result.transcript, audio_duration(audio)
 
@@ -223,9 +227,11 @@ class _Form:
         self.parts = parts
 
     def texts(self, name: str) -> list[str]:
+        """The values of the text field ``name``, in order."""
         return [p.text for p in self.parts if p.name == name and p.filename is None]
 
     def text(self, name: str, required: bool = False) -> str | None:
+        """The value of the text field ``name`` given at most once (None: not given)."""
         values = self.texts(name)
         if len(values) > 1:
             raise ApiError(400, f"{name} is given {len(values)} times", name)
@@ -234,6 +240,7 @@ class _Form:
         return values[0] if values else None
 
     def file(self, name: str) -> Part:
+        """The one non-empty file given in the field ``name``."""
         files = [p for p in self.parts if p.name == name]
         if len(files) != 1 or files[0].filename is None or not files[0].value:
             raise ApiError(400, f"expected one non-empty file in the {name} field", name)
@@ -345,23 +352,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             raise ApiError(413, f"the request's {int(length):,} bytes are over the server's limit of "
                                 f"{options.max_upload_bytes:,} (max_upload_bytes)")
-        left, chunks = int(length), []
+        left, chunks, closing = int(length), [], self.close_connection
+        late = ApiError(408, f"the request was not received within {options.upload_timeout_s:g} s")
         while left:
             remaining = options.upload_timeout_s - (time.monotonic() - arrived)
+            self.close_connection = True  # until the body is read whole
             if remaining <= 0:
-                self.close_connection = True
-                raise ApiError(408, f"the request was not received within {options.upload_timeout_s:g} s")
+                raise late
             self.connection.settimeout(remaining)
             try:
                 chunk = self.rfile.read1(min(left, 1 << 20))
             except TimeoutError:
-                chunk = b""
+                raise late from None
             if not chunk:
-                self.close_connection = True
-                raise ApiError(408 if time.monotonic() - arrived >= options.upload_timeout_s else 400,
-                               "the request's body ended early or came too slowly")
+                raise ApiError(400, "the request's body ended before its Content-Length")
             chunks.append(chunk)
             left -= len(chunk)
+        self.close_connection = closing
         self.connection.settimeout(self.timeout)
         return b"".join(chunks)
 

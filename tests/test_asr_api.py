@@ -14,18 +14,21 @@ from __future__ import annotations
 import base64
 import io
 import json
+import shutil
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
+import yaml
 from llm_helpers import KEY, Endpoint, leaks
 from reliability_helpers import error_line
 
 from speechkit.cascade import Cascade
 from speechkit.cli import main
 from speechkit.core.audio import SAMPLE_RATE, load_audio, span_blocks
+from speechkit.errors import SpeechkitError
 from speechkit.io.seglst import read_seglst
 from speechkit.llm.client import LLMUnavailable, RequestFailed
 from speechkit.meeting_context import Biasing, MeetingContext
@@ -124,6 +127,11 @@ def test_long_audio_goes_in_requests_within_the_limits_cut_in_pauses_and_comes_b
                          audio_format="wav")
     assert [s.start for s in small.transcribe(audio, speech=[(1.0, 5.0), (8.0, 12.0)])] == [1.0, 8.0]
     assert len(sent) == 2 and max(r["file"] for r in sent) <= 300_000
+    # times past the request's audio are held within it
+    served[-1].behaviour = lambda request, call: (200, json.dumps(
+        {"text": "far", "words": [{"word": "far", "start": 3.0, "end": 1e6}]}), 0.0)
+    (far,) = small.transcribe(audio, speech=[(1.0, 2.0)])
+    assert (far.start, far.end) == (2.5, 2.5)  # the request held 0.5-2.5 s
 
 
 def test_the_prompt_keeps_the_hot_words_and_the_last_words_and_a_diarizing_model_gets_speakers_instead(
@@ -187,6 +195,10 @@ def test_the_servers_speaker_labels_are_the_diarization_and_its_names_the_identi
     assert {s.speaker_name for s in plain.transcript.segments} == {None}
     stable = Cascade(recipe).run(excerpt, MeetingContext(stable_labels=True, prior_speakers={"Speaker 1": [1.0]}))
     assert [s.speaker_name for s in stable.transcript.segments] == ["Speaker 2", "Speaker 3", "Speaker 2"]
+    # identification by voice has no voice prints to compare after the server's labels
+    by_voice = recipe.with_settings({"identify.backend": "cosine"})
+    with pytest.raises(SpeechkitError, match=r"no embedder to identify speakers with \(identify: \{backend: given"):
+        Cascade(by_voice).run(excerpt, enrolled)
 
 
 # --- failing, slow and model-less endpoints: the one-line error of every LLM stage ---
@@ -263,3 +275,38 @@ def test_the_api_backend_against_speechkit_serve_gives_a_transcript(serve_url, e
     words = [w for s in transcript.segments for w in s.words]
     assert words and all(0.0 <= w.start <= w.end <= EXCERPT_S for w in words)
     assert word_error_rate(excerpt_reference(), transcript.text).ratio.value < 0.5
+
+
+@pytest.mark.slow  # a whole level-3 run of a demo meeting, its transcription by speechkit serve
+def test_a_level_3_run_through_a_diarizing_endpoint_names_corrects_summarizes_and_scores(serve_url, tmp_path):
+    url, log = serve_url
+    ws = tmp_path / "ws"
+    shutil.copytree(DEMO, ws)
+    manifest = yaml.safe_load((ws / "workspace.yaml").read_text())
+    manifest["meetings"] = manifest["meetings"][:1]
+    manifest["artifacts"] = [a for a in manifest.get("artifacts", []) if a.get("meeting") in (None, "m01")]
+    (ws / "workspace.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    recipe = tmp_path / "api-diarize.yaml"
+    recipe.write_text(yaml.safe_dump({"name": "api-diarize", "stages": {
+        "vad": {"backend": "silero"},
+        "asr": {"backend": "api", "base_url": url, "model": "whisper", "transcript_format": "diarized_json"},
+        "diarize": {"backend": "transcribed"}, "identify": {"backend": "given"},
+        "correct": {"backend": "lexicon"}, "summarize": {"backend": "extractive"}}}))
+    log.write_text("")
+    out = tmp_path / "run"
+    assert main(["run", str(recipe), "--level", "3", "--workspace", str(ws), "--out", str(out)]) == 0
+    (request,) = [json.loads(line) for line in log.read_text().splitlines()]
+    people = {p["name"] for p in manifest["people"]}
+    assert "prompt" not in request and request["response_format"] == "diarized_json"
+    assert request["known_speaker_names[]"] and set(request["known_speaker_names[]"]) <= people  # L3: enrollments
+    (transcript,) = read_seglst(out / "transcripts" / "m01.json").values()
+    named = {s.speaker_name for s in transcript.segments} - {None}
+    assert named and named <= people  # the server's names, taken by identification
+    run = json.loads((out / "run.json").read_text())
+    (endpoint,) = run["llm"]["endpoints"]
+    assert (endpoint["base_url"], endpoint["requests"], endpoint["failed"]) == (url, 1, 0)
+    assert endpoint["probe"].startswith("ok")
+    notes = json.loads((out / "notes" / "m01.json").read_text())
+    assert notes["summary"]
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores["aggregate"]["wer"]["value"] < 0.6

@@ -16,8 +16,11 @@ import http.client
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import openai
@@ -26,6 +29,8 @@ import pytest
 from speechkit.core.audio import audio_duration
 from speechkit.io.multipart import Part, encode_form
 from speechkit.metrics.wer import word_error_rate
+from speechkit.recipe import load_recipe
+from speechkit.serve import ApiServer, ServeOptions, TranscriptionService
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "workspaces" / "demo"
@@ -152,3 +157,29 @@ def test_requests_it_cannot_answer_are_refused_as_openai_refuses_them(server):
     assert status == 400 and "multipart/form-data" in answer["error"]["message"]
     status, answer = post(server, b"", {"Content-Length": "0"}, path="/v1/files")
     assert status == 404 and answer["error"]["code"] == "not_found"
+
+
+def test_a_request_past_its_deadlines_is_answered_408_or_504_and_the_server_goes_on():
+    """In this process: a body that stops coming (408 at ``upload_timeout_s``), and a transcription
+    longer than ``request_timeout_s`` (504)."""
+    service = TranscriptionService(load_recipe("whisper"), options=ServeOptions(upload_timeout_s=1.0,
+                                                                                request_timeout_s=0.2))
+    server = ApiServer(service, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        host, port = server.server_address[:2]
+        with socket.create_connection((host, port), timeout=30) as stalled:
+            stalled.sendall(b"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n"
+                            b"Content-Type: multipart/form-data; boundary=b\r\n\r\n--b\r\n")
+            started = time.monotonic()
+            answer = stalled.recv(65536).decode()
+        assert answer.startswith("HTTP/1.1 408") and "not received within 1 s" in answer
+        assert time.monotonic() - started < 10
+        status, error = post(server.url, *form(Part("model", b"whisper"),
+                                               Part("file", MEETING.read_bytes(), "m01.flac", "audio/flac")))
+        assert status == 504 and error["error"]["code"] == "timeout"
+        assert post(server.url, *form(Part("model", b"nope")))[0] == 404  # still answering
+    finally:
+        server.shutdown()
+        server.server_close()
+        service.close()

@@ -34,7 +34,7 @@ embedder, so it follows a diarization without centroids, such as ``transcribed``
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -46,6 +46,7 @@ from speechkit.core.options import StageOptions, bounded
 from speechkit.core.record import TRANSCRIPT, TURNS, VOICES, MeetingRecord
 from speechkit.core.stage import Spec, Stage, registered_class
 from speechkit.core.vectors import l2_normalize
+from speechkit.errors import SpeechkitError
 from speechkit.stages.cohort import DEFAULT_THRESHOLD as SNORM_THRESHOLD
 from speechkit.stages.cohort import cohort_for, normalized_scores
 from speechkit.stages.diarize.embedders import Embedder, ResemblyzerEmbedder
@@ -253,8 +254,9 @@ class CosineIdentifier:
         """The backend of an identification stage, on the embedder of the diarization stage it reads."""
         embedder = stage.diarize.embedder
         if embedder is None:
-            raise ValueError(f"the {stage.diarize.spec.backend} diarization backend gives no "
-                             f"embedder to identify speakers with")
+            raise SpeechkitError(f"stages.identify: the {stage.diarize.spec.backend} diarization backend gives "
+                                 f"no embedder to identify speakers with (identify: {{backend: given}} takes "
+                                 "the names it gives)")
         return cls(options, device=device, embedder=embedder)
 
     def name_meeting(self, record: MeetingRecord, stage: IdentifyStage) -> dict[str, str | None]:
@@ -335,18 +337,12 @@ class GivenNames:
         return cls(options, device)
 
     def name_meeting(self, record: MeetingRecord, stage: IdentifyStage) -> dict[str, str | None]:
-        """Label -> name for one meeting: :meth:`name_given` of its diarization."""
-        context = record.context
-        return self.name_given(record.result("diarize"), context.enrollments,
-                               context.prior_speakers if context.stable_labels else None)
-
-    def name_given(self, diarization: Diarization, enrolled: Collection[str],
-                   earlier: Collection[str] | None) -> dict[str, str | None]:
-        """Label -> name for ``diarization``'s speakers: its given names of ``enrolled`` persons;
-        ``earlier`` (None: no stable labels): the names and labels of earlier meetings."""
-        names: dict[str, str | None] = {label: diarization.names.get(label) for label in diarization.speakers}
-        names = {label: name if name in enrolled else None for label, name in names.items()}
-        return names if earlier is None else new_labels(names, set(earlier))
+        """Label -> name for the speakers of ``record``'s diarization: the names it was given of
+        the persons enrolled for the meeting; with stable labels, new labels for the others."""
+        diarization, context = record.result("diarize"), record.context
+        names = {label: diarization.names.get(label) for label in diarization.speakers}
+        names = {label: name if name in context.enrollments else None for label, name in names.items()}
+        return new_labels(names, set(context.prior_speakers)) if context.stable_labels else names
 
 
 def _margin(scores: np.ndarray, row: int, col: int) -> float:

@@ -41,7 +41,7 @@ import base64
 import io
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -137,7 +137,7 @@ class ApiRecognizer:
     def __init__(self, options: ApiAsrOptions | None = None, device: str = "auto") -> None:
         self.options = options or ApiAsrOptions()
         self.client = LLMClient(self.options)
-        self._references: dict[str, str] = {}
+        self._references: dict[tuple[Path, ...], str] = {}  # clips -> their data URL
 
     def __repr__(self) -> str:
         return f"ApiRecognizer({self.client!r})"
@@ -159,10 +159,10 @@ class ApiRecognizer:
         fields = self._fields(biasing, enrollments)
         known = {p.text for p in fields if p.name == "known_speaker_names[]"}
         out = Recognition()
-        for number, (start, regions, encoded) in enumerate(self._requests(audio, speech)):
+        for number, (start, end, regions, encoded) in enumerate(self._requests(audio, speech)):
             data = self._ask(fields, encoded)
             local = [(s - start, e - start) for s, e in regions]
-            segments = answer_segments(data, self.options.transcript_format, local)
+            segments = [_within(s, end - start) for s in answer_segments(data, self.options.transcript_format, local)]
             if number and self.options.diarizes:
                 segments = [s if s.speaker in known else s.with_speaker(f"{s.speaker}#{number + 1}") for s in segments]
             out.extend(s.shifted(start) for s in segments)
@@ -196,7 +196,7 @@ class ApiRecognizer:
                             len(names), o.max_known_speakers, ", ".join(names[:o.max_known_speakers]))
             for name in names[:o.max_known_speakers]:
                 fields += [Part("known_speaker_names[]", name.encode()),
-                           Part("known_speaker_references[]", self._reference(name, enrollments[name]).encode())]
+                           Part("known_speaker_references[]", self._reference(enrollments[name]).encode())]
         elif (prompt := self.prompt(biasing)) is not None:
             fields.append(Part("prompt", prompt.encode()))
         return fields
@@ -210,16 +210,17 @@ class ApiRecognizer:
         prompt, hotwords = fit_biasing(biasing, budget - 1, len)  # 1: the space between the two
         return " ".join(p for p in (hotwords, prompt) if p) or None
 
-    def _reference(self, name: str, clips: Sequence[Path]) -> str:
-        """A data URL of at most ``reference_s`` seconds of ``name``'s enrollment clips (WAV)."""
-        if name not in self._references:
+    def _reference(self, clips: Sequence[Path]) -> str:
+        """A data URL of at most ``reference_s`` seconds of a person's enrollment clips (WAV)."""
+        key = tuple(clips)
+        if key not in self._references:
             audio = np.concatenate([load_audio(c) for c in clips])[:round(self.options.reference_s * SAMPLE_RATE)]
-            self._references[name] = "data:audio/wav;base64," + base64.b64encode(encode_audio(audio, "wav")).decode()
-        return self._references[name]
+            self._references[key] = "data:audio/wav;base64," + base64.b64encode(encode_audio(audio, "wav")).decode()
+        return self._references[key]
 
     def _requests(self, audio: np.ndarray, speech: list[tuple[float, float]]
-                  ) -> Iterator[tuple[float, list[tuple[float, float]], bytes]]:
-        """``speech`` as requests (audio start, regions, encoded audio) within ``max_chunk_s`` and
+                  ) -> Iterator[tuple[float, float, list[tuple[float, float]], bytes]]:
+        """``speech`` as requests (audio start, end, regions, encoded audio) within ``max_chunk_s`` and
         ``max_upload_bytes``: regions grouped by :func:`span_blocks` (a region longer than a
         request split first), a group over the byte limit split at its widest pause."""
         limit = self.options.max_chunk_s - 1.0  # span_blocks adds its margins on both sides
@@ -233,7 +234,7 @@ class ApiRecognizer:
             encoded = encode_audio(audio[round(start * SAMPLE_RATE):round(end * SAMPLE_RATE)],
                                    self.options.audio_format)
             if len(encoded) <= self.options.max_upload_bytes:
-                yield start, group, encoded
+                yield start, end, group, encoded
                 continue
             if end - start < 2.0:
                 raise self.client.unavailable(f"{len(encoded):,} bytes of audio for {end - start:.1f} s: "
@@ -303,6 +304,13 @@ def answer_segments(data: Mapping[str, Any], transcript_format: str,
         return []
     segment = _spread(text, speech[0][0], speech[-1][1], "")
     return [segment] if segment is not None else []
+
+
+def _within(segment: Segment, length: float) -> Segment:
+    """``segment`` with its words' times held within its request's audio, 0 to ``length`` s (times
+    past it are the server's error, and would land in another part of the recording)."""
+    words = [replace(w, start=min(max(w.start, 0.0), length), end=min(max(w.end, 0.0), length)) for w in segment.words]
+    return Segment.from_words(words, segment.speaker)
 
 
 def _clean(word: Any) -> str:
