@@ -16,6 +16,7 @@ from speechkit.core.record import MeetingRecord
 from speechkit.io.manifest import load_workspace
 from speechkit.io.seglst import read_seglst
 from speechkit.llm import session
+from speechkit.llm.client import LLMUnavailable
 from speechkit.meeting_context import Biasing, MeetingContext
 from speechkit.stages import build_stage, make_backend, parse_stage
 from speechkit.stages.asr.chat import read_segments
@@ -206,15 +207,22 @@ def test_segments_are_read_tolerantly_and_refused_when_they_are_not_segments():
             read_segments(bad, 10.0)
 
 
-def test_an_answer_that_is_not_segments_gives_no_words_and_counts_as_failed(monkeypatch):
-    server = Endpoint(lambda request, call: (200, completion('{"transcript": "hello"}'), 0.0), [MODEL])
+@pytest.mark.parametrize(("reply", "reason"), [
+    ((200, completion('{"transcript": "hello"}'), 0.0), "wrong-shape"),
+    ((503, json.dumps({"error": {"message": "overloaded"}}), 0.0), "http-503")])
+def test_a_block_without_segments_stops_the_run_in_one_line_and_is_counted(monkeypatch, reply, reason):
+    """No empty recognition, which the stage cache would keep as if it were the block's words."""
+    server = Endpoint(lambda request, call: reply, [MODEL])
     monkeypatch.setenv("SPEECHKIT_LLM_BASE_URL", server.url)
     try:
         with session.opened(None) as runs:
-            asr = make_backend("asr", "chat", model=MODEL)
-            recognition = asr.transcribe(load_audio(DEMO / "enrollments" / "p1.flac"))
-        assert list(recognition) == []
+            asr = make_backend("asr", "chat", model=MODEL, max_retries=1, backoff_s=0.0)
+            with pytest.raises(LLMUnavailable) as info:
+                asr.transcribe(load_audio(DEMO / "enrollments" / "p1.flac"))
+        assert str(info.value).startswith(f"{server.url}: model {MODEL}: the transcription of a ")
+        assert f": {reason}: " in str(info.value) and "\n" not in str(info.value)
         (usage,) = runs.endpoints.values()
-        assert usage.failed == usage.requests == 1 and usage.failures == {"wrong-shape": 1}
+        assert usage.failed == usage.requests == 1 and usage.failures == {reason: 1}
+        assert server.calls == (2 if reason == "http-503" else 1)  # a 503 is retried
     finally:
         server.close()

@@ -188,3 +188,24 @@ def test_the_openai_stack_runs_end_to_end_against_speechkit_serve_and_an_audio_c
     run = json.loads((out / "l3" / "run.json").read_text())
     assert {(e["base_url"], e["model"]) for e in run["llm"]["endpoints"]} == {
         (url, "gpt-4o-transcribe-diarize"), (chat.url, "gpt-audio"), (chat.url, "gpt-5.5")}
+
+
+@pytest.mark.parametrize(("reply", "settings", "problem"), [
+    ((500, json.dumps({"error": {"message": "internal error"}}), 0.0), (),
+     "http-500: HTTP 500 Internal Server Error: internal error (after 1 tries)"),
+    ((200, "{}", 3.0), ("--set", "asr.timeout_s=1"), "timeout: no complete answer within 1 s (after 1 tries)")])
+def test_a_failing_or_slow_chat_transcription_endpoint_stops_the_run_in_one_line(tmp_path, reply, settings, problem):
+    from llm_helpers import Endpoint
+
+    ws = demo_subset(tmp_path / "ws", MEETINGS[1:])
+    server = Endpoint(lambda request, call: reply, ["gemini-3-flash", "gemini-3.1-pro-preview"])
+    try:
+        done = speechkit("recipe", "-L", "1", "--asr", "gemini-stack", "-w", str(ws), "--out", str(tmp_path / "out"),
+                         "--set", "asr.max_retries=0", *settings, env={"SPEECHKIT_LLM_BASE_URL": server.url})
+    finally:
+        server.close()
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"speechkit recipe: error: {server.url}: model gemini-3-flash: the transcription of a ")
+    assert line.endswith(f" s block: {problem}")
+    assert not (tmp_path / "out" / "transcripts").exists() and not list((tmp_path / "out" / "cache").glob("asr/*"))

@@ -18,12 +18,13 @@ With ``biasing`` the level's ASR prompt (L3: the meeting's title, attendees and 
 in the request as vocabulary that may occur; the paper's stacks give none (their vocabulary
 goes to post-correction), so the shipped recipes leave it off.
 
-A request that fails for good, or an answer that holds no segments, gives the block no words and
-is counted against the run's failure policy (:mod:`speechkit.llm.run`).
+A request that fails for good (after the retries), or an answer that holds no segments, stops
+the run with the endpoint's one-line error (:class:`~speechkit.llm.client.LLMUnavailable`),
+whatever ``failures`` says, as the ``api`` backend's: a recognition missing a block would be
+kept in the stage cache as if it were whole.
 """
 from __future__ import annotations
 
-import logging
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -37,8 +38,6 @@ from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, NoAnswer
 from speechkit.stages.asr import Recognition
 from speechkit.stages.asr.biasing import AsrOptions, Biasing
 from speechkit.transcript import Segment
-
-log = logging.getLogger(__name__)
 
 SYSTEM_PROMPT = ("You transcribe recordings of workplace meetings verbatim and say who speaks when. You write "
                  "every word as spoken, never a summary.")
@@ -129,11 +128,12 @@ class ChatTranscriber:
 
     def transcribe(self, audio: np.ndarray, speech: list[tuple[float, float]] | None = None,
                    biasing: Biasing | None = None) -> Recognition:
-        """The speaker-tagged segments of ``audio`` (16 kHz mono); none when the request gives none."""
+        """The speaker-tagged segments of ``audio`` (16 kHz mono). Raises
+        :class:`~speechkit.llm.client.LLMUnavailable` when the request gives none."""
         seconds = len(audio) / SAMPLE_RATE
         try:
             return Recognition(self.client.complete(self.messages(audio, biasing), self.schema, name="segments",
                                                     read=lambda answer: read_segments(answer, seconds)))
         except NoAnswer as e:
-            log.warning("chat transcription of a %.1f s block failed: %s: %s", seconds, e.reason, e.detail)
-            return Recognition()
+            raise self.client.unavailable(f"the transcription of a {seconds:.1f} s block: {e.reason}: "
+                                          f"{e.detail}") from None
