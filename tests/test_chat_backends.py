@@ -13,6 +13,7 @@ from llm_helpers import Endpoint, completion
 
 from speechkit.core.audio import SAMPLE_RATE, load_audio
 from speechkit.core.record import MeetingRecord
+from speechkit.errors import SpeechkitError
 from speechkit.io.manifest import load_workspace
 from speechkit.io.seglst import read_seglst
 from speechkit.llm import session
@@ -226,3 +227,11 @@ def test_a_block_without_segments_stops_the_run_in_one_line_and_is_counted(monke
         assert server.calls == (2 if reason == "http-503" else 1)  # a 503 is retried
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("stage", ["asr", "identify"])
+def test_audio_goes_to_a_server_of_the_users_never_the_local_text_model(stage):
+    options = parse_stage(stage, {"backend": "chat", "model": MODEL}).options
+    with pytest.raises(SpeechkitError, match=r"^no endpoint given: set SPEECHKIT_LLM_BASE_URL or OPENAI_BASE_URL "):
+        options.resolve_endpoint({})
+    assert options.resolve_endpoint({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}).base_url == "http://127.0.0.1:9/v1"

@@ -30,8 +30,8 @@ import numpy as np
 from speechkit.core.audio import SAMPLE_RATE, load_audio, read_spans
 from speechkit.core.options import bounded
 from speechkit.core.record import MeetingRecord
-from speechkit.llm.audio import audio_part, text_part
-from speechkit.llm.client import ClientOptions, LLMClient, NoAnswer, extract_json
+from speechkit.llm.audio import AudioChatOptions, audio_part, text_part
+from speechkit.llm.client import LLMClient, NoAnswer, extract_json
 from speechkit.stages.identify import new_labels
 
 if TYPE_CHECKING:
@@ -56,10 +56,11 @@ GAP_S = 0.3
 
 
 @dataclass(frozen=True)
-class ChatIdentifyOptions(ClientOptions):
+class ChatIdentifyOptions(AudioChatOptions):
     """Options of the ``chat`` identification backend: the client's
-    (:class:`~speechkit.llm.client.ClientOptions`: endpoint, model, deadline, retries, failure
-    policy, ``response_format``: ``none`` asks for a plain line, as for gpt-audio) and these.
+    (:class:`~speechkit.llm.audio.AudioChatOptions`: endpoint, model, deadline, retries, failure
+    policy, ``response_format``: ``none`` asks for a plain line, as for gpt-audio; the endpoint
+    must be given, in the options or the environment) and these.
 
     ``clip_s`` [0.5, 120]: seconds of a cluster's speech sent as its representative clip (its
     longest turns, joined in time order). ``enrollment_s`` [0.5, 120]: most seconds of a

@@ -33,8 +33,8 @@ import numpy as np
 
 from speechkit.core.audio import SAMPLE_RATE
 from speechkit.core.options import bounded
-from speechkit.llm.audio import audio_part, text_part
-from speechkit.llm.client import BadAnswer, ClientOptions, LLMClient, NoAnswer
+from speechkit.llm.audio import AudioChatOptions, audio_part, text_part
+from speechkit.llm.client import BadAnswer, LLMClient, NoAnswer
 from speechkit.stages.asr import Recognition
 from speechkit.stages.asr.biasing import AsrOptions, Biasing
 from speechkit.transcript import Segment
@@ -54,9 +54,10 @@ LABEL_CHARS = 40
 
 
 @dataclass(frozen=True)
-class ChatAsrOptions(ClientOptions, AsrOptions):
-    """Options of the ``chat`` ASR backend: the client's (:class:`~speechkit.llm.client.ClientOptions`:
-    endpoint, model, deadline, retries, failure policy, ``response_format``), the stage's
+class ChatAsrOptions(AudioChatOptions, AsrOptions):
+    """Options of the ``chat`` ASR backend: the client's (:class:`~speechkit.llm.audio.AudioChatOptions`:
+    endpoint, model, deadline, retries, failure policy, ``response_format``; the endpoint must
+    be given, in the options or the environment), the stage's
     (``block_s``: the most seconds of speech per request) and these.
 
     ``timeout_s`` [> 0, 3600]: as the client's, longer by default (a model listens to minutes of
