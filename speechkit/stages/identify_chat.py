@@ -1,6 +1,6 @@
 """The ``chat`` identification backend: an audio-in chat model names each diarization cluster by ear.
 
-The OSynth paper's enrollment-based speaker identification (section 4.2, Figure 5; gpt-audio in its
+The OSynth paper's enrollment-based speaker identification (Appendix H, Figure 5; gpt-audio in its
 OpenAI stack, gemini-3.1-pro-preview in its Gemini stack): one request per cluster, whose user
 content is a short framing text, then one ``Enrollment -- NAME:`` text and clip pair per enrolled
 person (the meeting's invitees at L3), then ``Target turn:`` and the cluster's representative
@@ -15,7 +15,8 @@ Clusters are named one by one, so two clusters may get one name (a person the di
 With no enrollments (L1, L2) nothing is asked: the paper runs SID only at L3. A cluster left
 unnamed keeps its label, or, with stable labels (L2 and up), gets a ``Speaker N`` label no earlier
 meeting used, as with the other backends. A request that fails for good leaves its cluster
-unnamed and is counted against the run's failure policy (:mod:`speechkit.llm.run`), as every LLM stage's requests are.
+unnamed and is counted against the run's failure policy (:mod:`speechkit.llm.run`), as every
+LLM stage's requests are.
 """
 from __future__ import annotations
 
@@ -49,8 +50,6 @@ TARGET = "Target turn:"
 CONSTRAINT = ("Which enrolled person is speaking in the target turn? Answer with exactly one name from this list, "
               "copied exactly, and nothing else: {names}. If the voice matches none of them, answer {unknown}.")
 UNKNOWN = "unknown"
-#: Longest name an answer may hold (characters).
-NAME_CHARS = 100
 #: Silence between the turns joined into one representative clip (seconds).
 GAP_S = 0.3
 
@@ -71,7 +70,6 @@ class ChatIdentifyOptions(AudioChatOptions):
     """
 
     max_tokens: int | None = bounded(1024, ge=1, le=1_000_000)
-
     clip_s: float = bounded(10.0, ge=0.5, le=120.0)
     enrollment_s: float = bounded(15.0, ge=0.5, le=120.0)
     min_turn_s: float = bounded(1.0, ge=0.0, le=60.0)
@@ -79,8 +77,7 @@ class ChatIdentifyOptions(AudioChatOptions):
 
 def name_schema(names: list[str]) -> dict[str, Any]:
     """The JSON schema of an answer: one of ``names`` or ``unknown``."""
-    return {"type": "object", "properties": {"name": {"type": "string", "enum": [*names, UNKNOWN],
-                                                      "maxLength": NAME_CHARS}},
+    return {"type": "object", "properties": {"name": {"type": "string", "enum": [*names, UNKNOWN]}},
             "required": ["name"], "additionalProperties": False}
 
 

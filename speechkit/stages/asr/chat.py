@@ -56,9 +56,9 @@ LABEL_CHARS = 40
 @dataclass(frozen=True)
 class ChatAsrOptions(AudioChatOptions, AsrOptions):
     """Options of the ``chat`` ASR backend: the client's (:class:`~speechkit.llm.audio.AudioChatOptions`:
-    endpoint, model, deadline, retries, failure policy, ``response_format``; the endpoint must
-    be given, in the options or the environment), the stage's
-    (``block_s``: the most seconds of speech per request) and these.
+    endpoint, model, deadline, retries, ``response_format``; the endpoint must be given, in the
+    options or the environment; ``failures`` does not apply: a block without segments stops the
+    run), the stage's (``block_s``: the most seconds of speech per request) and these.
 
     ``timeout_s`` [> 0, 3600]: as the client's, longer by default (a model listens to minutes of
     audio). ``max_tokens`` [1, 1000000]: as the client's, by default 32000 (ten minutes of speech
