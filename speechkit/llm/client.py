@@ -222,8 +222,8 @@ class LLMClient:
         if not self.options.chat:
             raise self.unavailable(f"the server does not serve this model (it lists "
                                     f"{', '.join(listed or [])[:200] or 'no models'})")
-        body = {"model": self.model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1,
-                "temperature": 0.0}
+        body = {"model": self.model, "messages": [{"role": "user", "content": "Say OK."}],
+                self.options.max_tokens_field: 1, "temperature": self.options.temperature}
         try:
             answer = self._exchange("POST", "/chat/completions", json.dumps(body).encode(), retries=0,
                                     max_bytes=reply_limit(1))
