@@ -47,7 +47,9 @@ def test_models_list_says_what_the_speechbrain_stack_needs(offline_models):
     (row,) = [line.split() for line in done.stdout.splitlines() if line.startswith("speechbrain-stack ")]
     needs = ["speechbrain-vad-crdnn", "speechbrain-wav2vec2-commonvoice-14-en", "speechbrain-ecapa-voxceleb"]
     assert row == ["speechbrain-stack", *[f"{n}," for n in needs[:-1]], needs[-1], "no:", "speechkit", "models",
-                   "fetch", *needs]
+                   "fetch", *needs, "environment"]
+    (row,) = [line.split() for line in done.stdout.splitlines() if line.startswith("openai-stack ")]
+    assert row == ["openai-stack", "silero-vad", "yes", "gpt-4o-transcribe-diarize,", "gpt-audio,", "gpt-5.5"]
 
 
 @pytest.mark.slow
