@@ -130,8 +130,9 @@ def test_the_gemini_stack_runs_end_to_end_against_a_local_audio_chat_stand_in(tm
     for mid in MEETINGS:
         assert named_speakers(out, 3, mid) == set(invited[mid])
         assert not named_speakers(out, 1, mid) - {None}
-    # correction only at L3 (the vocabulary), the CONTEXT blocks by level
+    # correction only at L3 (the vocabulary), with the stricter prompt; the CONTEXT blocks by level
     assert "correct" in {log[i]["kind"] for i in range(notes[3], len(log))}
+    assert all("Never insert a term" in e["texts"][-1] for e in log if e["kind"] == "correct")
     assert "correct" not in {log[i]["kind"] for i in range(notes[3])}
     assert_context_levels(log)
 
@@ -186,6 +187,8 @@ def test_the_openai_stack_runs_end_to_end_against_speechkit_serve_and_an_audio_c
     assert all(e["max_completion_tokens"] and e["max_tokens"] is None for e in log if e["kind"] == "notes")
     assert {e["model"] for e in log if e["kind"] != "identify"} == {"gpt-5.5"}
     assert "correct" not in {log[i]["kind"] for i in range(notes[3])}
+    corrections = [e for e in log[notes[3]:] if e["kind"] == "correct"]
+    assert corrections and not any("Never insert a term" in e["texts"][-1] for e in corrections)  # Figure 6's
     assert_context_levels(log)
     run = json.loads((out / "l3" / "run.json").read_text())
     assert {(e["base_url"], e["model"]) for e in run["llm"]["endpoints"]} == {
