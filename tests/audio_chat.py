@@ -7,9 +7,9 @@ them, sample for sample:
 - a transcription request (the ``chat`` ASR backend's) is answered from the meeting's reference:
   its segments in the clip, their speakers as ``Speaker N`` in order of first appearance;
 - a speaker-identification request (the ``chat`` identify backend's) by the reference speaker
-  whose turn starts where the target clip does, answered as "It is FIRSTNAME." (the backend's first-name
-  fallback reads it), or as ``{"name": FULL NAME}`` where the request asks for JSON; ``unknown``
-  when that person is not among the enrollments;
+  whose turn starts where the target clip does, answered as "It is FIRSTNAME." (the backend's
+  first-name fallback reads it), or as ``{"name": FULL NAME}`` where the request asks for JSON;
+  ``unknown`` when that person is not among the enrollments;
 - a correction request (the ``llm`` corrector's ``rewrite`` mode) by its turns, unchanged;
 - a notes request (the ``llm`` notes backend's) by fixed notes whose action item goes to the
   first speaker of its transcript.
