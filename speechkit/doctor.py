@@ -76,6 +76,7 @@ BACKEND_PACKAGES: dict[tuple[str, str], tuple[str, ...]] = {
     ("vad", "silero"): ("silero_vad", "onnxruntime"), ("vad", "speechbrain"): ("speechbrain",),
     ("vad", "pyannote"): ("pyannote.audio",), ("asr", "whisper"): ("faster_whisper",),
     ("asr", "ctc"): ("transformers", "pyctcdecode", "kenlm"), ("asr", "api"): ("soundfile",),
+    ("asr", "chat"): (),
     ("diarize", "embedding+resemblyzer"): ("resemblyzer", "onnxruntime", "sklearn"),
     ("diarize", "embedding+ecapa"): ("speechbrain", "sklearn"), ("diarize", "pyannote"): ("pyannote.audio",),
     ("diarize", "transcribed"): (),

@@ -197,3 +197,50 @@ def build_speechbrain_ctc(folder: Path, seed: int = 0) -> None:
     encoder.update_from_iterable(SPEECHBRAIN_CTC_LABELS[1:])
     encoder.insert_blank(index=0)
     encoder.save(folder / "tokenizer.ckpt")
+
+
+# A CRDNN-shaped voice activity detector (speechbrain/vad-crdnn-libriparty's keys), tiny.
+SPEECHBRAIN_VAD_YAML = """\
+sample_rate: 16000
+time_resolution: 0.01
+device: cpu
+compute_features: !new:speechbrain.lobes.features.Fbank
+    n_mels: 40
+mean_var_norm: !new:speechbrain.processing.features.InputNormalization
+    norm_type: sentence
+cnn: !new:torch.nn.Unflatten
+    dim: 2
+    unflattened_size: [40, 1]
+rnn: !new:torch.nn.GRU
+    input_size: 40
+    hidden_size: 8
+    batch_first: True
+dnn: !new:torch.nn.Linear
+    in_features: 8
+    out_features: 1
+model: !new:torch.nn.ModuleList
+    - [!ref <rnn>, !ref <dnn>]
+modules:
+    compute_features: !ref <compute_features>
+    mean_var_norm: !ref <mean_var_norm>
+    cnn: !ref <cnn>
+    rnn: !ref <rnn>
+    dnn: !ref <dnn>
+    model: !ref <model>
+pretrainer: !new:speechbrain.utils.parameter_transfer.Pretrainer
+    loadables:
+        model: !ref <model>
+"""
+
+
+def build_speechbrain_vad(folder: Path) -> None:
+    """A tiny CRDNN-shaped VAD (``hyperparams.yaml`` + ``model.ckpt`` in ``folder``) whose
+    checkpoint says "always speech" (output bias +20)."""
+    import torch
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "hyperparams.yaml").write_text(SPEECHBRAIN_VAD_YAML)
+    model = torch.nn.ModuleList([torch.nn.GRU(40, 8, batch_first=True), torch.nn.Linear(8, 1)])
+    with torch.no_grad():
+        model[1].bias.fill_(20.0)
+    torch.save(model.state_dict(), folder / "model.ckpt")

@@ -106,6 +106,22 @@ def test_the_prompt_carries_the_vocabulary_and_the_figure6_constraints(endpoint)
                    "JSON array of exactly 4 strings"):
         assert needed in prompt
     assert turns_of(request) == TURNS
+    assert "Never insert" not in prompt
+
+
+def test_the_strict_prompt_adds_the_figure7_guards_and_nothing_else(endpoint):
+    """The Gemini stack's stricter variant: the same prompt with its anti-insertion and
+    anti-expansion rules after the constraints."""
+    seen: list[dict] = []
+    endpoint(lambda request, call: (seen.append(request) or fixing(request, call)))
+    corrector(batch_turns=10).correct(transcript(), VOCAB)
+    corrector(batch_turns=10, strict_prompt=True).correct(transcript(), VOCAB)
+    plain, strict = (request["messages"][-1]["content"] for request in seen)
+    rules = ("Never insert a term, name or number that the turn does not already say in some form, and never "
+             "expand an acronym, abbreviation or short form into a longer one: words that are already correct "
+             "stay exactly as they are.")
+    assert strict == plain.replace("return it unchanged.\n", f"return it unchanged. {rules}\n")
+    assert strict != plain
 
 
 @pytest.mark.parametrize("reply, reason", [

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from model_builders import build_pyannote_segmentation
+from model_builders import build_pyannote_segmentation, build_speechbrain_vad
 
 from speechkit.core.audio import load_audio
 from speechkit.errors import ModelNotAvailableError
@@ -145,48 +145,9 @@ def test_missing_weights_say_how_to_get_them(no_models: Path, backend: str, name
     assert str(no_models / name) in message
 
 
-SPEECHBRAIN_HPARAMS = """\
-sample_rate: 16000
-time_resolution: 0.01
-device: cpu
-compute_features: !new:speechbrain.lobes.features.Fbank
-    n_mels: 40
-mean_var_norm: !new:speechbrain.processing.features.InputNormalization
-    norm_type: sentence
-cnn: !new:torch.nn.Unflatten
-    dim: 2
-    unflattened_size: [40, 1]
-rnn: !new:torch.nn.GRU
-    input_size: 40
-    hidden_size: 8
-    batch_first: True
-dnn: !new:torch.nn.Linear
-    in_features: 8
-    out_features: 1
-model: !new:torch.nn.ModuleList
-    - [!ref <rnn>, !ref <dnn>]
-modules:
-    compute_features: !ref <compute_features>
-    mean_var_norm: !ref <mean_var_norm>
-    cnn: !ref <cnn>
-    rnn: !ref <rnn>
-    dnn: !ref <dnn>
-    model: !ref <model>
-pretrainer: !new:speechbrain.utils.parameter_transfer.Pretrainer
-    loadables:
-        model: !ref <model>
-"""
-
-
 def test_speechbrain_backend_loads_a_local_model(no_models: Path, sample: np.ndarray) -> None:
     """A tiny CRDNN-shaped model whose checkpoint says 'always speech' (bias +20)."""
-    folder = no_models / "speechbrain-vad-crdnn"
-    folder.mkdir(parents=True)
-    (folder / "hyperparams.yaml").write_text(SPEECHBRAIN_HPARAMS)
-    model = torch.nn.ModuleList([torch.nn.GRU(40, 8, batch_first=True), torch.nn.Linear(8, 1)])
-    with torch.no_grad():
-        model[1].bias.fill_(20.0)
-    torch.save(model.state_dict(), folder / "model.ckpt")
+    build_speechbrain_vad(no_models / "speechbrain-vad-crdnn")
     vad = make_backend("vad", "speechbrain", device="cpu")
     probs, step = vad.probabilities(sample[:16000 * 25])  # not a multiple of the 10 s pieces
     assert step == 0.01 and len(probs) == 2500

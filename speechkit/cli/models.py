@@ -5,7 +5,8 @@ import argparse
 
 EPILOG = """\
 examples:
-  speechkit models list                  what each stage can use, what is here offline, which backends work
+  speechkit models list                  what each stage can use, what is here offline, which backends
+                                         work, what each shipped recipe needs
   speechkit models list --stage asr
   speechkit models fetch whisper-small   download on a machine with a network (Hugging Face cache)
 
@@ -50,7 +51,29 @@ def list_models(args: argparse.Namespace) -> int:
                              "" if check.ok else f"{check.detail}: {check.fix}"))
     print()
     _table(backends)
+    if not args.stage:
+        print()
+        _table(recipe_needs())
     return 0
+
+
+def recipe_needs() -> list[tuple[str, ...]]:
+    """A row per shipped recipe: the registry models it loads, whether they are here (else the
+    command that fetches them on a machine with a network), and the models its LLM stages ask
+    an endpoint for (``environment``: the one ``SPEECHKIT_LLM_MODEL`` names, else the local one)."""
+    from speechkit.llm.run import llm_stages
+    from speechkit.preflight import missing_models, needed_models
+    from speechkit.recipe import load_recipe, recipes_dir
+
+    rows = [("RECIPE", "MODELS IT NEEDS", "HERE", "ENDPOINT MODELS")]
+    for path in sorted(recipes_dir().glob("*.yaml")):
+        recipe = load_recipe(path)
+        needed = ", ".join(dict.fromkeys(name for name, _ in needed_models(recipe))) or "-"
+        missing = list(dict.fromkeys(name for name, _ in missing_models(recipe)))
+        asked = ", ".join(dict.fromkeys(o.model or "environment" for o in llm_stages(recipe).values())) or "-"
+        rows.append((path.stem, needed, f"no: speechkit models fetch {' '.join(missing)}" if missing else "yes",
+                     asked))
+    return rows
 
 
 def _table(rows: list[tuple[str, ...]]) -> None:

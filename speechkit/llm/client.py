@@ -91,7 +91,10 @@ class ClientOptions(StageOptions):
     request as a whole. ``max_retries``: retries after the first try on timeouts, connection
     errors and HTTP 429/5xx, waiting ``backoff_s`` * 2^n (at most ``max_backoff_s``).
     ``temperature``: sampling temperature. ``max_tokens``: most tokens of an answer (None: the
-    server's limit; an answer cut there is usually no JSON, so a ``BadAnswer``). ``failures``:
+    server's limit; an answer cut there is usually no JSON, so a ``BadAnswer``).
+    ``max_tokens_field``: the request field that carries it: ``max_tokens``, or
+    ``max_completion_tokens`` (OpenAI's reasoning models, gpt-5 and o-series, refuse the other).
+    ``failures``:
     ``fail`` (an unreachable endpoint, a
     model the server does not serve, a lost local server, or failed requests above
     ``max_failed_share`` of the run's requests stop the run) or ``allow`` (the run goes on and
@@ -109,6 +112,7 @@ class ClientOptions(StageOptions):
     max_backoff_s: float = bounded(30.0, ge=0, le=3600)
     temperature: float = bounded(0.0, ge=0, le=2)
     max_tokens: int | None = bounded(None, ge=1, le=1_000_000)
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     failures: Literal["fail", "allow"] = "fail"
     max_failed_share: float = bounded(0.0, ge=0, le=1)
     #: Whether the endpoint answers chat completions: the probe asks a model the server does not
@@ -218,8 +222,8 @@ class LLMClient:
         if not self.options.chat:
             raise self.unavailable(f"the server does not serve this model (it lists "
                                     f"{', '.join(listed or [])[:200] or 'no models'})")
-        body = {"model": self.model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1,
-                "temperature": 0.0}
+        body = {"model": self.model, "messages": [{"role": "user", "content": "Say OK."}],
+                self.options.max_tokens_field: 1, "temperature": self.options.temperature}
         try:
             answer = self._exchange("POST", "/chat/completions", json.dumps(body).encode(), retries=0,
                                     max_bytes=reply_limit(1))
@@ -264,7 +268,7 @@ class LLMClient:
         self.connect()
         request: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": o.temperature}
         if o.max_tokens is not None:
-            request["max_tokens"] = o.max_tokens
+            request[o.max_tokens_field] = o.max_tokens
         if schema is not None and o.response_format != "none":
             kind = o.response_format if o.response_format != "auto" else (
                 "json_object" if self.endpoint.local else "json_schema")
@@ -296,7 +300,7 @@ class LLMClient:
     def _chat(self, request: dict[str, Any]) -> tuple[str, str | None]:
         """The content of the answer to ``request`` and the model the server named."""
         reply = self._exchange("POST", "/chat/completions", json.dumps(request).encode(),
-                               retries=self.options.max_retries, max_bytes=reply_limit(request.get("max_tokens")))
+                               retries=self.options.max_retries, max_bytes=reply_limit(self.options.max_tokens))
         if reply.status >= 400:
             raise RequestFailed(f"http-{reply.status}", self._http_detail(reply))
         try:

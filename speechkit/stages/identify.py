@@ -24,9 +24,12 @@ for stable labels (:attr:`MeetingContext.stable_labels`, L2 and up), the other n
 the system gave voices in earlier meetings, by their centroids; clusters still unnamed get new
 labels ``Speaker N`` that no earlier meeting used.
 
-Backends: ``cosine`` (the above) and ``given`` (:class:`GivenNames`: the names a diarizing
+Backends: ``cosine`` (the above); ``given`` (:class:`GivenNames`: the names a diarizing
 transcription server gave the enrolled persons, which the ``transcribed`` diarization backend
-carries in :attr:`~speechkit.stages.diarize.Diarization.names`; no voice is compared here).
+carries in :attr:`~speechkit.stages.diarize.Diarization.names`; no voice is compared here); and
+``chat`` (:mod:`speechkit.stages.identify_chat`: an audio-in chat model compares each cluster's
+representative clip with the enrollment clips, the OSynth paper's scaffold; it needs no
+embedder, so it follows a diarization without centroids, such as ``transcribed``).
 """
 from __future__ import annotations
 
@@ -66,7 +69,8 @@ SPLIT_MARGIN = 0.5
 Normalization = Literal["snorm", "none"]
 NORMALIZATIONS = get_args(Normalization)
 BACKENDS = {"cosine": "speechkit.stages.identify:CosineIdentifier",
-            "given": "speechkit.stages.identify:GivenNames"}
+            "given": "speechkit.stages.identify:GivenNames",
+            "chat": "speechkit.stages.identify_chat:ChatIdentifier"}
 DEFAULT_BACKEND = "cosine"
 
 
@@ -245,6 +249,25 @@ class CosineIdentifier:
         self.prior_threshold = (self.options.prior_threshold if self.options.prior_threshold is not None
                                 else float(embedder.match_threshold))
 
+    @classmethod
+    def for_stage(cls, options: IdentifyOptions, device: str, stage: IdentifyStage) -> CosineIdentifier:
+        """The backend of an identification stage, on the embedder of the diarization stage it reads."""
+        embedder = stage.diarize.embedder
+        if embedder is None:
+            raise SpeechkitError(f"stages.identify: the {stage.diarize.spec.backend} diarization backend gives "
+                                 f"no embedder to identify speakers with (identify: {{backend: given}} takes "
+                                 "the names it gives)")
+        return cls(options, device=device, embedder=embedder)
+
+    def name_meeting(self, record: MeetingRecord, stage: IdentifyStage) -> dict[str, str | None]:
+        """Label -> name for one meeting: :meth:`name` of the diarization's centroids, the enrolled
+        persons' voice prints (:meth:`IdentifyStage.enrollment_vectors`) and, with stable labels,
+        the voices of earlier meetings."""
+        context = record.context
+        enrollments = stage.enrollment_vectors(record) if context.enrollments else {}
+        prior = context.prior_speakers if context.stable_labels else None
+        return self.name(record.result("diarize").centroids, enrollments, prior)
+
     def name(self, centroids: dict[str, np.ndarray], enrollments: dict[str, np.ndarray],
              prior: dict[str, np.ndarray] | None) -> dict[str, str | None]:
         """Label -> name: enrolled persons first, then (``prior`` not None) earlier voices, then
@@ -304,12 +327,16 @@ class GivenNames:
     labels no earlier meeting used. It needs no embedder: the server compared the voices."""
 
     Options = GivenNamesOptions
-    uses_embedder = False
 
     def __init__(self, options: GivenNamesOptions | None = None, device: str = "auto") -> None:
         self.options = options or GivenNamesOptions()
 
-    def name_meeting(self, record: MeetingRecord) -> dict[str, str | None]:
+    @classmethod
+    def for_stage(cls, options: GivenNamesOptions, device: str, stage: IdentifyStage) -> GivenNames:
+        """The backend of an identification stage (it needs nothing of the diarization stage)."""
+        return cls(options, device)
+
+    def name_meeting(self, record: MeetingRecord, stage: IdentifyStage) -> dict[str, str | None]:
         """Label -> name for the speakers of ``record``'s diarization: the names it was given of
         the persons enrolled for the meeting; with stable labels, new labels for the others."""
         diarization, context = record.result("diarize"), record.context
@@ -330,7 +357,13 @@ def build(spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = 
 
 
 class IdentifyStage(Stage[dict[str, "str | None"]]):
-    """Diarization label -> name (None: unnamed) for one meeting (see the module docstring)."""
+    """Diarization label -> name (None: unnamed) for one meeting (see the module docstring).
+
+    The backend (``BACKENDS``) provides ``Options``, ``for_stage(options, device, stage)`` (the
+    backend built for this stage) and ``name_meeting(record, stage)`` (label -> name). A backend
+    that listens to the recording (``chat``) needs no audio key of its own: the diarization's key,
+    part of this stage's, holds the recording's.
+    """
 
     name = "identify"
     reads = ("diarize",)
@@ -340,10 +373,7 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
     def __init__(self, spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
         super().__init__(spec, device, reads)
         self.diarize: Any = self.inputs["diarize"]
-        #: Whether the backend names voices by the diarization's embeddings (``cosine``); one that
-        #: does not (``given``) names a meeting's speakers itself: ``name_meeting(record)``.
-        self.uses_embedder: bool = getattr(registered_class(BACKENDS, spec.backend, "stages.identify.backend"),
-                                           "uses_embedder", True)
+        self.backend_class = registered_class(BACKENDS, self.spec.backend, "stages.identify.backend")
         self._identifier: Any = None
 
     def extra_inputs(self, record: MeetingRecord) -> dict[str, Any]:
@@ -354,30 +384,16 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
 
     @property
     def identifier(self) -> Any:
-        """The backend (a :class:`CosineIdentifier` with the diarization's embedder, or :class:`GivenNames`)."""
-        if self._identifier is None and not self.uses_embedder:
-            self._identifier = registered_class(BACKENDS, self.spec.backend, "stages.identify.backend")(
-                self.spec.options, device=self.device)
+        """The backend, built on first use."""
         if self._identifier is None:
-            embedder = self.diarize.embedder
-            if embedder is None:
-                raise SpeechkitError(f"stages.identify: the {self.diarize.spec.backend} diarization backend gives "
-                                     f"no embedder to identify speakers with (identify: {{backend: given}} takes "
-                                     "the names it gives)")
-            self._identifier = registered_class(BACKENDS, self.spec.backend, "stages.identify.backend")(
-                self.spec.options, device=self.device, embedder=embedder)
+            self._identifier = self.backend_class.for_stage(self.spec.options, self.device, self)
         return self._identifier
 
     def run(self, record: MeetingRecord) -> dict[str, str | None]:
-        centroids = record.result("diarize").centroids
         context = record.context
-        if not self.uses_embedder:
-            return self.identifier.name_meeting(record)
         if not context.enrollments and not context.stable_labels:
-            return dict.fromkeys(centroids)
-        enrollments = self.enrollment_vectors(record) if context.enrollments else {}
-        prior = context.prior_speakers if context.stable_labels else None
-        return self.identifier.name(centroids, enrollments, prior)
+            return dict.fromkeys(record.result("diarize").centroids)
+        return self.identifier.name_meeting(record, self)
 
     def outputs(self, record: MeetingRecord, so_far: Mapping[str, Any]) -> dict[str, Any]:
         """The transcript and the speaker turns with the names given, and each name's voice

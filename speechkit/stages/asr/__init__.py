@@ -5,8 +5,10 @@ into segments whose words carry start, end and confidence. The segments are not 
 to speakers: their ``speaker`` is ``""`` until diarization assigns one.
 
 Backends (``BACKENDS``): ``whisper`` (faster-whisper, :mod:`speechkit.stages.asr.whisper`),
-``ctc`` (a CTC acoustic model decoded by pyctcdecode, :mod:`speechkit.stages.asr.ctc`) and
-``api`` (an OpenAI-compatible transcription endpoint, :mod:`speechkit.stages.asr.api`). The
+``ctc`` (a CTC acoustic model decoded by pyctcdecode, :mod:`speechkit.stages.asr.ctc`),
+``api`` (an OpenAI-compatible transcription endpoint, :mod:`speechkit.stages.asr.api`) and
+``chat`` (an audio-in chat model that returns speaker-tagged segments,
+:mod:`speechkit.stages.asr.chat`). The
 stage (:class:`AsrStage`) reads the speech of a recording block by block (at most
 ``block_s`` seconds of speech each, cut in pauses) and hands each block to the backend with the
 meeting's :class:`Biasing`, and with what else of the context the backend class declares in
@@ -38,6 +40,7 @@ BACKENDS = {
     "whisper": "speechkit.stages.asr.whisper:WhisperRecognizer",
     "ctc": "speechkit.stages.asr.ctc:CTCRecognizer",
     "api": "speechkit.stages.asr.api:ApiRecognizer",
+    "chat": "speechkit.stages.asr.chat:ChatTranscriber",
 }
 DEFAULT_BACKEND = "whisper"
 SECTIONS = (Section(100, loop_control),)

@@ -59,7 +59,7 @@ USER_PROMPT = """Workspace vocabulary (canonical spellings):
 Below is a JSON array of {count} transcript turns. Correct only the spelling of the terms and names \
 above where the ASR wrote them as they sound (for example "p ninety nine" for P99 or "packs dot \
 zero zero eight" for pacs.008). Do not paraphrase, reorder, or summarize. Do not add, remove or \
-change any other word, even if it looks wrong. If a turn has nothing to fix, return it unchanged.
+change any other word, even if it looks wrong. If a turn has nothing to fix, return it unchanged.{strict}
 
 Return only a JSON array of exactly {count} strings: the corrected turns, in the same order.
 
@@ -94,6 +94,11 @@ CHOOSE_EXAMPLE = [
 
 #: Lexicon gates that need no judgement: the entry split by the recognizer, or said exactly.
 _CERTAIN_GATES = ("respelling", "spoken-form")
+#: The stricter variant's guards (``strict_prompt``: the paper's Gemini stack, Figure 7), added to the
+#: rewrite prompt: a vocabulary patch, not a paraphrase.
+STRICT_RULES = (" Never insert a term, name or number that the turn does not already say in some form, and never "
+                "expand an acronym, abbreviation or short form into a longer one: words that are already "
+                "correct stay exactly as they are.")
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,9 @@ class LLMOptions(ClientOptions):
     recognizer, or said exactly: ``respelling``, ``spoken-form``) apply unasked and the candidates
     it rejects stay rejected; ``all``: every span the matcher proposes, the LLM the only gate.
     ``lexicon``: the matcher's and gates' options (``choose``). ``guards``: the turn guards (or a
-    dict of their fields).
+    dict of their fields). ``strict_prompt``: the rewrite prompt with the stricter variant's
+    anti-insertion and anti-expansion rules (:data:`STRICT_RULES`; the paper's Gemini stack,
+    whose rewriter applied terms to spans that were already right).
     """
 
     mode: Literal["rewrite", "choose"] = "rewrite"
@@ -122,6 +129,7 @@ class LLMOptions(ClientOptions):
     max_terms: int = bounded(300, ge=0, le=100_000)
     max_choices: int = bounded(3, ge=1, le=100)
     context_words: int = bounded(10, ge=0, le=1000)
+    strict_prompt: bool = False
     lexicon: LexiconOptions = field(default_factory=LexiconOptions)
     guards: GuardOptions = field(default_factory=GuardOptions)
 
@@ -168,7 +176,8 @@ class LLMCorrector:
     def _messages(self, turns: list[str], vocabulary: Vocabulary) -> list[dict[str, str]]:
         listed = [e.canonical for e in vocabulary.entries][:self.options.max_terms]
         user = USER_PROMPT.format(vocabulary="\n".join(f"- {t}" for t in listed), count=len(turns),
-                                  turns=json.dumps(turns, ensure_ascii=False))
+                                  turns=json.dumps(turns, ensure_ascii=False),
+                                  strict=STRICT_RULES if self.options.strict_prompt else "")
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
     def _apply(self, index: int, segment: Segment, text: str, vocabulary: Vocabulary,
