@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     runs = {}
     for level in levels:
         recipe = with_failure_policy(load_recipe(args.asr, level=level).with_overrides(
-            model=args.model, device=args.device).with_settings(settings), args.llm_failures)
+            model=args.model, device=args.device).with_settings(settings).with_command_line(
+            "--system-command", args.system_command), args.llm_failures)
         if folder is None:
             folder = default_folder(recipe.family, ws.name)
         out = folder.level(level).root if args.level == "all" or args.out is None else args.out

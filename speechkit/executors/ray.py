@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from speechkit.cache import StageCache
-from speechkit.context import build_context, fields_from_earlier_meetings
+from speechkit.context import fields_from_earlier_meetings, run_context
 from speechkit.core.stage import Stage
 from speechkit.errors import SpeechkitError
 from speechkit.io.run_folder import RunFolder
@@ -87,7 +87,7 @@ class StageWorker:
             job = self.jobs[int(index)]
             meeting = job.workspace.meeting(str(meeting_id))
             # What these stages read of the context; only rows where that needs no earlier meeting come here.
-            full = build_context(job.workspace, meeting, self.recipe.level, [], self.recipe.context)
+            full = run_context(job.workspace, meeting, self.recipe.level, [], self.recipe.context)
             context = MeetingContext(**{field: getattr(full, field) for field in fields})
             cache = StageCache(job.cache_dir)
             record = self.cascade.record(meeting.audio, context, cache, session_id=meeting.id)
