@@ -83,6 +83,10 @@ def test_export_inputs_and_score_give_the_scores_of_the_command_backend_byte_for
     assert (seen / "m02" / "earlier" / "notes" / "m01.json").read_bytes() == (run / "notes" / "m01.json").read_bytes()
     assert "m02: " in (run / "system" / "m02.log").read_text()  # its stderr, kept in the run folder
     assert json.loads((run / "run.json").read_text())["system"]["program"] == [sys.executable, str(spy)]
+    assert main(["export", "inputs", str(ws), "-L", "1", str(tmp_path / "inputs")]) == 0  # the same folder again
+    assert not (tmp_path / "inputs" / "m02" / "earlier").exists()  # nothing of the L3 export is left
+    report = (run / "report.md").read_text()
+    assert "## The system\n\nA meeting system of the user's own" in report and str(spy) in report
 
 
 def test_l1_gives_the_audio_and_the_questions_only(small_synth_workspace, tmp_path):

@@ -3,8 +3,8 @@
 Two phases, each a Ray Data ``map_batches`` over stateful worker classes, so a worker loads a
 stage's model once and keeps it for every meeting it is handed:
 
-1. The stages that read the recording (VAD, ASR, diarization: :attr:`Stage.reads_audio
-   <speechkit.core.stage.Stage.reads_audio>`), over every meeting of every workspace where what
+1. The stages that read the recording and whose results are stored (VAD, ASR, diarization:
+   :attr:`Stage.reads_audio <speechkit.core.stage.Stage.reads_audio>`), over every meeting of every workspace where what
    they read of the context (:attr:`~speechkit.core.stage.Stage.context_fields`) is known
    without earlier meetings' outputs: every meeting at level 1, a workspace's first meeting, and
    every meeting for a stage that reads nothing the earlier meetings give
@@ -190,7 +190,9 @@ class RayExecutor:
         """Phase 1; per job, the cache misses by stage and the timings by meeting it had."""
         from speechkit.cascade import Cascade
         cascade = Cascade(recipe)
-        stages = [cascade.stage(name) for name in cascade.stage_names if cascade.stage(name).reads_audio]
+        # a stage whose results are not stored (a whole system's) would only run twice: phase 2 runs it
+        stages = [cascade.stage(name) for name in cascade.stage_names
+                  if cascade.stage(name).reads_audio and cascade.stage(name).stored]
         rows = [{"job": i, "meeting": m.id, "first": k == 0}
                 for i, job in enumerate(jobs) for k, m in enumerate(job.workspace.scored_meetings)]
         misses: list[Counter] = [Counter() for _ in jobs]

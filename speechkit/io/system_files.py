@@ -22,12 +22,13 @@ where a run folder has them. Every file is read bounded and checked; a problem i
 """
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from speechkit.core.record import NOTES, TRANSCRIPT, TURNS
-from speechkit.errors import FormatError
+from speechkit.errors import FormatError, OutputError
 from speechkit.io.atomic import write_json, write_text
 from speechkit.io.jsonfile import read_json
 from speechkit.io.notes import run_notes, write_notes
@@ -80,8 +81,14 @@ def inputs_document(meeting: str, audio: str | Path, context: MeetingContext) ->
 
 
 def write_meeting_inputs(folder: str | Path, meeting: str, audio: str | Path, context: MeetingContext) -> None:
-    """Write the inputs folder of ``meeting`` (the module docstring's layout) into ``folder``."""
+    """Write the inputs folder of ``meeting`` (the module docstring's layout) into ``folder``; the
+    earlier outputs an earlier export left there go first (another level's, or another system's)."""
     folder = Path(folder)
+    stale = folder / EARLIER
+    if stale.is_symlink() or (stale.exists() and not stale.is_dir()):
+        raise OutputError(stale, "expected the folder of earlier outputs an export writes, or nothing")
+    if stale.exists():
+        shutil.rmtree(stale)
     write_json(folder / INPUTS, inputs_document(meeting, audio, context))
     write_text(folder / CONTEXT_BLOCK, context.notes.text())
     earlier = system_folder(folder / EARLIER)

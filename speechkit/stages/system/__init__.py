@@ -14,16 +14,20 @@ can change without its command line changing.
 """
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from speechkit.cache import digest
 from speechkit.core.record import MeetingRecord
+from speechkit.core.section import Section
 from speechkit.core.stage import BackendStage, Spec, Stage
 from speechkit.io.atomic import write_text
+from speechkit.io.markdown import code
 from speechkit.io.notes import write_notes
 from speechkit.io.run_folder import MeetingFile, RunFolder
+from speechkit.io.run_view import RunView
 from speechkit.io.seglst import to_seglst
 from speechkit.io.system_files import SystemOutputs, inputs_document, write_answers_file
 
@@ -32,6 +36,23 @@ DEFAULT_BACKEND = "command"
 WHOLE = True
 #: The system's log of each meeting in the run folder: what its program wrote to stderr and stdout.
 LOG = MeetingFile("system", ".log")
+
+
+def system_section(view: RunView) -> list[str]:
+    """The program that ran as the meeting system and what it wrote for each meeting (run.json's
+    ``system`` block and ``stages.system``); nothing for a cascade."""
+    program = view.block("system").get("program")
+    if not program:
+        return []
+    rows = [f"| {mid} | {s['segments']} | {'yes' if s['turns'] else 'no'} | {'yes' if s['notes'] else 'no'} | "
+            f"{'none' if s['answers'] is None else s['answers']} | {code(LOG.path('', mid).as_posix())} |"
+            for mid, s in view.stage_summaries("system").items()]
+    return ["## The system", "", f"A meeting system of the user's own, run once per meeting by the command backend "
+            f"with what its level gives it (docs/systems.md): {code(shlex.join(program))}.", "",
+            "| meeting | segments | speaker turns | notes | answers | log |", "|---|---|---|---|---|---|", *rows, ""]
+
+
+SECTIONS = (Section(15, system_section),)
 
 
 @dataclass
