@@ -83,6 +83,13 @@ def test_export_inputs_and_score_give_the_scores_of_the_command_backend_byte_for
     assert (seen / "m02" / "earlier" / "notes" / "m01.json").read_bytes() == (run / "notes" / "m01.json").read_bytes()
     assert "m02: " in (run / "system" / "m02.log").read_text()  # its stderr, kept in the run folder
     assert json.loads((run / "run.json").read_text())["system"]["program"] == [sys.executable, str(spy)]
+    (tmp_path / "outputs" / "qa.json").write_text(json.dumps({"schema": "speechkit.qa/1",
+                                                               "meetings": {"m01": {"answers": []}}}))
+    assert main(["score", "--workspace", str(ws), "--run", str(tmp_path / "outputs"),
+                 "--out", str(tmp_path / "qa-scores.json")]) == 0
+    stepped = json.loads((tmp_path / "qa-scores.json").read_text())  # a qa step's file wins over the system's own
+    assert stepped["settings"]["questions"]["answers"] == "qa.json"
+    assert stepped["meetings"]["m02"]["details"]["not_applicable"]["qa_accuracy"].startswith("the run's answers")
     assert main(["export", "inputs", str(ws), "-L", "1", str(tmp_path / "inputs")]) == 0  # the same folder again
     assert not (tmp_path / "inputs" / "m02" / "earlier").exists()  # nothing of the L3 export is left
     report = (run / "report.md").read_text()
