@@ -187,7 +187,7 @@ def fields_from_earlier_meetings(level: int) -> frozenset[str]:
 
 
 def run_context(ws: Workspace, meeting: Meeting, level: int, prior: list[PriorMeeting],
-                    budget: ContextBudget) -> MeetingContext:
+                budget: ContextBudget) -> MeetingContext:
     """What a run gives ``meeting``: its context at ``level`` (:func:`build_context`) and what the
     meeting's gold questions ask (never their answers), which a whole system answers."""
     ctx = build_context(ws, meeting, level, prior, budget)

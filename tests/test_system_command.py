@@ -172,8 +172,10 @@ def test_a_program_that_writes_garbage_fails_the_run(small_synth_workspace, tmp_
 
 
 def test_a_program_that_cannot_start(small_synth_workspace, tmp_path, capsys):
-    assert run_command(small_synth_workspace, tmp_path / "run", str(tmp_path / "no-such-program"), 1) == 1
-    assert f"error: {tmp_path / 'no-such-program'}: cannot run it: No such file or directory" in error_line(capsys)
+    assert main(["run", "command", "-L", "1", "-w", str(small_synth_workspace), "--out", str(tmp_path / "run"),
+                 "--system-command", str(tmp_path / "no-such-program")]) == 1  # `speechkit run` takes it too
+    lines = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert lines == [f"speechkit run: error: {tmp_path / 'no-such-program'}: cannot run it: No such file or directory"]
 
 
 def test_the_program_comes_from_the_command_line_only(small_synth_workspace, tmp_path, capsys):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from speechkit.cli.run import add_run_options, cache_dir, print_summary
+from speechkit.cli.run import SYSTEM_COMMAND, add_run_options, cache_dir, print_summary
 
 DEFAULT_WORKSPACE = Path(__file__).resolve().parents[2] / "workspaces" / "demo"
 
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     for level in levels:
         recipe = with_failure_policy(load_recipe(args.asr, level=level).with_overrides(
             model=args.model, device=args.device).with_settings(settings).with_command_line(
-            "--system-command", args.system_command), args.llm_failures)
+            SYSTEM_COMMAND, args.system_command), args.llm_failures)
         if folder is None:
             folder = default_folder(recipe.family, ws.name)
         out = folder.level(level).root if args.level == "all" or args.out is None else args.out
