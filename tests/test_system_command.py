@@ -82,7 +82,9 @@ def test_export_inputs_and_score_give_the_scores_of_the_command_backend_byte_for
     assert (seen / "m02" / "earlier" / "m01.json").read_bytes() == (run / "transcripts" / "m01.json").read_bytes()
     assert (seen / "m02" / "earlier" / "notes" / "m01.json").read_bytes() == (run / "notes" / "m01.json").read_bytes()
     assert "m02: " in (run / "system" / "m02.log").read_text()  # its stderr, kept in the run folder
-    assert json.loads((run / "run.json").read_text())["system"]["program"] == [sys.executable, str(spy)]
+    info = json.loads((run / "run.json").read_text())
+    assert info["system"]["program"] == [sys.executable, str(spy)]
+    assert info["recipe"]["stages"] == {"system": {"backend": "command", "timeout_s": 600.0}}  # no program in it
     (tmp_path / "outputs" / "qa.json").write_text(json.dumps({"schema": "speechkit.qa/1",
                                                                "meetings": {"m01": {"answers": []}}}))
     assert main(["score", "--workspace", str(ws), "--run", str(tmp_path / "outputs"),
