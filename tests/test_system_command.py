@@ -47,16 +47,21 @@ def export_route(ws: Path, level: int, inputs: Path, outputs: Path, program: lis
         assert os.spawnv(os.P_WAIT, program[0], [*program, str(inputs / meeting), str(outputs)]) == 0
 
 
-def test_export_inputs_and_score_give_the_scores_of_the_command_backend_byte_for_byte(small_synth_workspace,
-                                                                                     tmp_path, capsys):
-    ws = small_synth_workspace
-    # the program as the command backend runs it, keeping a copy of each inputs folder it gets
-    seen = tmp_path / "seen"
+def spying(tmp_path: Path) -> Path:
+    """The example program as the command backend runs it, keeping a copy of each inputs folder it
+    gets in ``tmp_path/seen/<meeting>``."""
     spy = tmp_path / "spy.py"
     spy.write_text("import json, shutil, subprocess, sys\n"
                    "meeting = json.load(open(sys.argv[1] + '/inputs.json'))['meeting']\n"
-                   f"shutil.copytree(sys.argv[1], {str(seen)!r} + '/' + meeting)\n"
+                   f"shutil.copytree(sys.argv[1], {str(tmp_path / 'seen')!r} + '/' + meeting)\n"
                    f"sys.exit(subprocess.call([sys.executable, {str(EXAMPLE)!r}, *sys.argv[1:]]))\n")
+    return spy
+
+
+def test_export_inputs_and_score_give_the_scores_of_the_command_backend_byte_for_byte(small_synth_workspace,
+                                                                                     tmp_path, capsys):
+    ws = small_synth_workspace
+    seen, spy = tmp_path / "seen", spying(tmp_path)
     assert run_command(ws, tmp_path / "run", command(spy)) == 0
     run = tmp_path / "run"
 
@@ -96,6 +101,18 @@ def test_export_inputs_and_score_give_the_scores_of_the_command_backend_byte_for
     assert not (tmp_path / "inputs" / "m02" / "earlier").exists()  # nothing of the L3 export is left
     report = (run / "report.md").read_text()
     assert "## The system\n\nA meeting system of the user's own" in report and str(spy) in report
+
+
+def test_l2_feeds_the_program_its_own_earlier_outputs(small_synth_workspace, tmp_path):
+    assert run_command(small_synth_workspace, tmp_path / "run", command(spying(tmp_path)), 2) == 0
+    seen, run = tmp_path / "seen", tmp_path / "run"
+    first, second = (json.loads((seen / m / "inputs.json").read_text()) for m in ("m01", "m02"))
+    assert first["earlier"] == [] and not (seen / "m01" / "earlier").exists() and first["context"] == ""
+    assert second["earlier"] == ["m01"] and not second["names"] and not second["enrollments"]  # no L3 artifact
+    assert second["context"] == "Earlier meetings (the notes taken then):\n" + \
+        f"m01: {json.loads((run / 'notes' / 'm01.json').read_text())['summary']}"
+    assert (seen / "m02" / "earlier" / "m01.json").read_bytes() == (run / "transcripts" / "m01.json").read_bytes()
+    assert "1 earlier meetings" in (run / "system" / "m02.log").read_text()
 
 
 def test_l1_gives_the_audio_and_the_questions_only(small_synth_workspace, tmp_path):
