@@ -9,8 +9,8 @@ the later meetings' context learns from them, and scoring reads them as any run'
 writes the notes, the answers and the system's log (:data:`LOG`) into the run folder.
 
 Backends (``BACKENDS``): ``command`` (:mod:`~speechkit.stages.system.command`: a program the user
-names on the command line, once per meeting). The stage's results are never stored: a program
-can change without its command line changing.
+names on the command line, once per meeting). The stage's results are never stored (so it has no
+``result_type``): a program can change without its command line changing.
 """
 from __future__ import annotations
 
@@ -85,7 +85,6 @@ class SystemStage(BackendStage[SystemResult]):
     reads_audio = True
     context_fields = ("level", "notes", "names", "enrollments", "expected_speakers", "terms", "biasing",
                       "questions", "earlier")
-    result_type = SystemResult
 
     def identity(self) -> Any:
         """The program the backend runs (given on the command line; no option holds it)."""
