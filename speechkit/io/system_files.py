@@ -3,8 +3,8 @@ inputs folder, what the context level gives the system, and what the system writ
 
 A meeting's inputs folder (:func:`write_meeting_inputs`) is the same from ``speechkit export
 inputs`` and from the ``command`` backend: it is made from the meeting's
-:class:`~speechkit.meeting_context.MeetingContext`, which :func:`speechkit.context.build_context`
-fills for the cascade's stages::
+:class:`~speechkit.meeting_context.MeetingContext`, which :func:`speechkit.context.run_context`
+gives the cascade's stages::
 
     inputs.json   speechkit-inputs/1: the meeting, its level, its audio, the CONTEXT block and its
                   parts (earlier notes, roster, emails, agenda), the roster names, the voice
