@@ -22,7 +22,10 @@ levels: L1 nothing; L2 the system's own notes of the earlier meetings; L3 also t
 digest of the emails dated before the meeting and its title, kind and agenda, each under a byte
 budget.
 
-Nothing here reads a reference transcript, a term set of the scorer or a synthesizer's TTS form.
+A run also gives each meeting, at every level, what its gold questions ask (never their answers;
+:func:`run_context`): what a whole system answers along with its transcript (the ``system`` stage).
+
+Nothing here reads a reference transcript, an answer, a term set of the scorer or a synthesizer's TTS form.
 Every addition is logged with its size against its budget (:class:`speechkit.recipe.ContextBudget`).
 The context's data types (:class:`~speechkit.meeting_context.MeetingContext`, ``Biasing``) are in
 :mod:`speechkit.meeting_context`.
@@ -39,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from speechkit.core.record import FLAGGED_SPANS, NOTES, TRANSCRIPT, VOICES
-from speechkit.meeting_context import MeetingContext, NotesContext, roster_line
+from speechkit.io.questions import gold_questions_of
+from speechkit.meeting_context import EarlierMeeting, MeetingContext, NotesContext, roster_line
 from speechkit.notes import Notes
 from speechkit.transcript import Transcript
 from speechkit.workspace import Person
@@ -178,7 +182,17 @@ def fields_from_earlier_meetings(level: int) -> frozenset[str]:
     outputs for earlier meetings at ``level`` (none at L1)."""
     if level < 2:
         return frozenset()
-    return frozenset({"prior_speakers", "terms", "lm_text", "biasing", "notes"})
+    return frozenset({"prior_speakers", "terms", "lm_text", "biasing", "notes", "earlier"})
+
+
+def run_context(ws: Workspace, meeting: Meeting, level: int, prior: list[PriorMeeting],
+                budget: ContextBudget) -> MeetingContext:
+    """What a run gives ``meeting``: its context at ``level`` (:func:`build_context`) and what the
+    meeting's gold questions ask (never their answers), which a whole system answers."""
+    ctx = build_context(ws, meeting, level, prior, budget)
+    gold = gold_questions_of(ws, meeting.id)
+    ctx.questions = tuple(q.ask for q in gold.questions) if gold else ()
+    return ctx
 
 
 def has_workspace_text(level: int, budget: ContextBudget) -> bool:
@@ -216,12 +230,14 @@ def _add_workspace_text(ws: Workspace, meeting: Meeting, budget: ContextBudget, 
 def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[PriorMeeting],
                   budget: ContextBudget) -> MeetingContext:
     """The context of ``meeting`` at ``level`` given the system's outputs for earlier meetings."""
-    ctx = MeetingContext()
+    ctx = MeetingContext(level=level)
     if level < 2:
         return ctx
     ctx.stable_labels = True
     hotwords: list[str] = []
     if prior:
+        ctx.earlier = [EarlierMeeting(p.meeting_id, p.transcript, p.notes) for p in prior]
+        ctx.add("earlier meetings' own outputs (whole, for a system that takes them back)", len(ctx.earlier))
         ctx.prior_speakers = _prior_speakers(prior)
         ctx.add("prior speaker centroids", len(ctx.prior_speakers))
         own, left_out = confident_rare_words(prior, budget)

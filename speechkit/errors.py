@@ -55,6 +55,16 @@ class OutputError(SpeechkitError):
         super().__init__(f"{self.path}: {problem}")
 
 
+class ProgramError(SpeechkitError):
+    """A user's program run as a meeting system failed, ran past its deadline or could not start;
+    ``path`` is what to read about it (its stderr)."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
 class DeviceError(SpeechkitError, ValueError):
     """A requested compute device is unknown or not present on this machine."""
 

@@ -16,6 +16,10 @@ from speechkit.workspace import Person
 if TYPE_CHECKING:
     import numpy as np
 
+    from speechkit.io.questions import Ask
+    from speechkit.notes import Notes
+    from speechkit.transcript import Transcript
+
 log = logging.getLogger("speechkit.context")
 
 
@@ -75,6 +79,16 @@ class NotesContext:
                 "agenda": self.agenda}
 
 
+@dataclass(frozen=True)
+class EarlierMeeting:
+    """What the system itself produced for an earlier meeting (L2+), whole: its ``transcript`` and its
+    ``notes`` (None: it wrote none). What a system that takes its earlier outputs back gets."""
+
+    meeting: str
+    transcript: Transcript
+    notes: Notes | None = None
+
+
 def roster_line(person: Person) -> str:
     """``person`` as the notes context lists them: "Tobias Tanaka (Toby; site reliability engineer)"."""
     extra = [", ".join(person.nicknames), person.role or ""]
@@ -92,7 +106,11 @@ class MeetingContext:
     meeting used. ``expected_speakers``: how many people the meeting has (L3: its invite), the
     diarizer's speaker count. ``terms``, ``names`` (canonical name -> nicknames) and ``lm_text``: the
     vocabulary for correction. ``notes``: what the notes backend may know
-    (:class:`NotesContext`). ``log``: what was added, with its size and budget.
+    (:class:`NotesContext`). ``level``: the context level (None: no level, ``speechkit
+    transcribe``). ``earlier`` (L2+): the system's own outputs for the earlier meetings, in
+    calendar order (:class:`EarlierMeeting`). ``questions``: what the meeting's gold questions ask
+    (never their answers), at every level: what a whole system answers (the ``system`` stage);
+    no stage of the cascade reads them. ``log``: what was added, with its size and budget.
     :func:`speechkit.context.build_context` fills these by context level; ``speechkit
     transcribe`` fills ``biasing`` and ``enrollments`` from its options.
     """
@@ -106,6 +124,9 @@ class MeetingContext:
     names: dict[str, list[str]] = field(default_factory=dict)  # canonical name -> nicknames
     lm_text: str = ""
     notes: NotesContext = field(default_factory=NotesContext)
+    level: int | None = None
+    earlier: list[EarlierMeeting] = field(default_factory=list)
+    questions: tuple[Ask, ...] = ()
     log: list[dict] = field(default_factory=list)
 
     def add(self, source: str, items: int, budget: int | None = None) -> None:

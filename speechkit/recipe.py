@@ -54,7 +54,7 @@ from speechkit.io._lines import read_text
 from speechkit.io.names import id_problem
 from speechkit.io.yamlfile import parse_yaml
 from speechkit.metrics.bootstrap import MIN_MEETINGS
-from speechkit.stages import DEFAULT_STAGES, OPTIONAL_STAGES, STAGES, parse_stage
+from speechkit.stages import DEFAULT_STAGES, OPTIONAL_STAGES, STAGES, parse_stage, whole_stages
 from speechkit.steps import STEPS, parse_step
 
 RECIPE_KEYS = {"name", "level", "device", "stages", "context", "resources", "steps", "statistics"}
@@ -183,6 +183,9 @@ class Recipe:
     def with_overrides(self, model: str | None = None, device: str | None = None) -> Recipe:
         """The recipe with the ASR model and/or the device replaced."""
         stages = dict(self.stages)
+        if model and "asr" not in stages:
+            raise RecipeError(self.path or "recipe", "--model sets the ASR model; this recipe has no ASR stage",
+                              field="stages")
         if model:
             from speechkit.registry import check_path
             check_path(model)  # a device or FIFO fails now, not when the ASR stage reads it
@@ -216,6 +219,26 @@ class Recipe:
                 block = "statistics." if parts[0] == "statistics" else "context."
                 raise RecipeError(source, exc.problem, field=field.replace("options.", block, 1)) from None
         return replace(self, stages=stages, context=context, statistics=statistics)
+
+    def with_command_line(self, flag: str, value: tuple[str, ...] | None) -> Recipe:
+        """The recipe with the option only the command line sets by ``flag``
+        (:func:`speechkit.core.options.command_line`: ``--system-command``, the program a backend runs)
+        given ``value`` (None: the flag was not given). A stage that needs it and gets none, or a
+        value no stage takes, is a :class:`RecipeError`."""
+        takes = [name for name, spec in self.stages.items() if flag in spec.options.command_line_flags()]
+        if value is None and takes:
+            spec = self.stages[takes[0]]
+            raise RecipeError(self.path or "recipe", f"the {spec.backend} backend runs the program named on the "
+                                                     f"command line ({flag} 'PROGRAM ARGS'); none given",
+                              field=f"stages.{takes[0]}")
+        if value is not None and not takes:
+            raise RecipeError(flag, f"recipe {self.name!r} runs no program (the command recipe does: "
+                                    f"speechkit recipe --asr command {flag} 'python my_system.py')")
+        if value is None:
+            return self
+        stages = {name: replace(spec, options=spec.options.with_command_line(flag, value)) if name in takes else spec
+                  for name, spec in self.stages.items()}
+        return replace(self, stages=stages)
 
     def to_dict(self) -> dict[str, Any]:
         """The fully resolved recipe (every option with its value), as run.json records it;
@@ -280,13 +303,18 @@ def parse_recipe(data: Any, path: Path) -> Recipe:
     for name in stages:
         if name not in STAGES:
             raise RecipeError(path, f"unknown stage; expected one of {', '.join(STAGES)}", field=f"stages.{name}")
+    whole = [name for name in whole_stages() if name in stages]
+    if whole and len(stages) > 1:
+        others = ", ".join(name for name in stages if name != whole[0])
+        raise RecipeError(path, f"a whole system runs alone; the recipe also names {others}",
+                          field=f"stages.{whole[0]}")
     for name in STAGES:
-        if name not in stages and name not in OPTIONAL_STAGES:
+        if not whole and name not in stages and name not in OPTIONAL_STAGES:
             raise RecipeError(path, "missing", field=f"stages.{name}")
     specs = {}
     try:
         for name in STAGES:
-            if name in stages or name in DEFAULT_STAGES:
+            if name in stages or (name in DEFAULT_STAGES and not whole):
                 specs[name] = parse_stage(name, stages.get(name))
         budget = ContextBudget.from_dict(data.get("context"), "context")
         workers = _resources(data.get("resources"))

@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 from speechkit.cache import StageCache
 from speechkit.cascade import Cascade, CascadeResult
-from speechkit.context import PriorMeeting, build_context
+from speechkit.context import PriorMeeting, run_context
 from speechkit.core.step import StepJob
 from speechkit.io.atomic import write_json
 from speechkit.io.rttm import write_rttm
@@ -121,7 +121,7 @@ def run_meetings(recipe: Recipe, ws: Workspace, run: RunFolder, cascade: Cascade
     results: dict[str, CascadeResult] = {}
     for meeting in tqdm(ws.scored_meetings, desc=f"{recipe.name} {ws.name}", unit="meeting", disable=not progress):
         seed_everything(run_seed(recipe))
-        context = build_context(ws, meeting, recipe.level, prior, recipe.context)
+        context = run_context(ws, meeting, recipe.level, prior, recipe.context)
         result = cascade.run(meeting.audio, context, cache, session_id=meeting.id)
         write_json(run.context(meeting.id),
                    {"level": recipe.level, "additions": context.log, "prompt": context.biasing.prompt,

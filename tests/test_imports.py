@@ -117,7 +117,8 @@ def test_speechkit_has_no_import_cycles():
 PLUG_INS = ("speechkit.stages", "speechkit.steps", "speechkit.corpora", "speechkit.synth")
 FRAMEWORK = ("speechkit.__main__", "speechkit.cascade", "speechkit.runner", "speechkit.lifecycle", "speechkit.postrun",
              "speechkit.recipe", "speechkit.context", "speechkit.scoring", "speechkit.report", "speechkit.compare",
-             "speechkit.executors", "speechkit.cli", "speechkit.doctor", "speechkit.preflight", "speechkit.serve")
+             "speechkit.executors", "speechkit.cli", "speechkit.doctor", "speechkit.preflight", "speechkit.serve",
+             "speechkit.system_inputs")
 
 
 def _in(module: str, packages: tuple[str, ...]) -> bool:

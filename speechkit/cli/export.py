@@ -31,6 +31,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     lh.add_argument("--workspace", "-w", type=Path, required=True, help="workspace folder (with workspace.yaml)")
     lh.add_argument("--out", "-o", type=Path, required=True, help="folder for the manifests (created if missing)")
     lh.set_defaults(handler=run_lhotse)
+    inputs = kinds.add_parser(
+        "inputs", help="what a context level gives each meeting, for a meeting system of your own",
+        description="Write OUT/<meeting>/ for each meeting in calendar order (OUT/meetings.txt lists them): "
+                    "inputs.json (the audio, the CONTEXT block and its parts, roster names, voice enrollments, "
+                    "vocabulary, speaker count, the questions asked; at L2 and L3 the earlier meetings), "
+                    "context.txt (the CONTEXT block) and, at L2 and L3, earlier/ (the system's own outputs for "
+                    "the earlier meetings, read from --outputs). Run the system as `PROGRAM OUT/<meeting> "
+                    "OUTPUTS`, then `speechkit score --workspace WS --run OUTPUTS`; docs/systems.md.")
+    inputs.add_argument("workspace", metavar="WS", type=Path, help="workspace folder (with workspace.yaml)")
+    inputs.add_argument("--level", "-L", type=int, choices=(1, 2, 3), required=True, help="context level")
+    inputs.add_argument("out", metavar="OUT", type=Path, help="folder for the inputs (created if missing)")
+    inputs.add_argument("--outputs", metavar="DIR", type=Path,
+                        help="L2 and L3: the folder the system writes its outputs into; a meeting's inputs are "
+                             "written once the earlier meetings' outputs are there")
+    inputs.add_argument("--meeting", metavar="ID", help="write this meeting's inputs only")
+    inputs.add_argument("--recipe", default="command",
+                        help="the recipe whose context budgets apply (default: command, what `speechkit recipe "
+                             "--asr command` runs)")
+    inputs.set_defaults(handler=run_inputs)
     for fmt, (what, holds) in FILE_FORMATS.items():
         ref, hyp = f"OUT/reference{SUFFIXES[fmt]}", f"OUT/hypothesis{SUFFIXES[fmt]}"
         f = kinds.add_parser(
@@ -58,6 +77,23 @@ def run_lhotse(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise SpeechkitError(f"{exc.filename or args.out}: {exc.strerror or exc}") from None
     print(f"exported {ws.name!r} ({len(ws.meetings)} meetings) -> " + ", ".join(str(p) for p in written.values()))
+    return 0
+
+
+def run_inputs(args: argparse.Namespace) -> int:
+    from speechkit.io.atomic import check_output_folder
+    from speechkit.io.manifest import load_workspace
+    from speechkit.recipe import load_recipe
+    from speechkit.system_inputs import MEETINGS, export_inputs
+
+    budget = load_recipe(args.recipe).context
+    ws = load_workspace(args.workspace)
+    check_output_folder(args.out)
+    done = export_inputs(ws, args.level, args.out, budget, args.outputs, args.meeting)
+    print(f"exported the L{args.level} inputs of {len(done.written)} meeting(s) -> {args.out} "
+          f"({args.out / MEETINGS} lists them in calendar order)")
+    if done.waiting:
+        print(f"waiting for the system's outputs of {done.waiting_for} (in --outputs): {', '.join(done.waiting)}")
     return 0
 
 

@@ -17,12 +17,14 @@ def option_lines(options: type[StageOptions], prefix: str) -> Iterator[str]:
     """One line per option of ``options`` (``PREFIX.NAME  TYPE = DEFAULT  BOUNDS``), then its doc."""
     hints = typing.get_type_hints(options)
     for f in dataclasses.fields(options):
+        kind = inspect.formatannotation(hints[f.name]).replace("typing.", "")
+        if "command_line" in f.metadata:
+            yield f"  {prefix}.{f.name}: {kind}  (given only on the command line: {f.metadata['command_line']})"
         if not f.init:
             continue
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else "(required)")
         bounds = f.metadata.get("bounds")
-        kind = inspect.formatannotation(hints[f.name]).replace("typing.", "")
         yield f"  {prefix}.{f.name}: {kind} = {default!r}" + (f"  ({bounds})" if bounds else "")
     doc = inspect.getdoc(options) or ""
     yield from (f"    {line}".rstrip() for line in doc.splitlines())

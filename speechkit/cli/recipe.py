@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from speechkit.cli.run import add_run_options, cache_dir, print_summary
+from speechkit.cli.run import SYSTEM_COMMAND, add_run_options, cache_dir, print_summary
 
 DEFAULT_WORKSPACE = Path(__file__).resolve().parents[2] / "workspaces" / "demo"
 
@@ -57,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     runs = {}
     for level in levels:
         recipe = with_failure_policy(load_recipe(args.asr, level=level).with_overrides(
-            model=args.model, device=args.device).with_settings(settings), args.llm_failures)
+            model=args.model, device=args.device).with_settings(settings).with_command_line(
+            SYSTEM_COMMAND, args.system_command), args.llm_failures)
         if args.ablations and recipe.context.ablate != "none":
             raise RecipeError("--ablations", f"context.ablate is set to {recipe.context.ablate}: the ablations "
                                              "set it themselves, and L3 is the run without any stream left out")

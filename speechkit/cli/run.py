@@ -4,6 +4,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+#: The flag that names the program a whole system's backend runs (``--system-command``: only the
+#: command line names it, :func:`speechkit.core.options.command_line`).
+SYSTEM_COMMAND = "--system-command"
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run a recipe over a workspace, score it and write a report",
@@ -28,6 +32,9 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="override the ASR model of the recipe (registry name or path)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override the recipe's device")
     add_set_option(p)
+    p.add_argument(SYSTEM_COMMAND, metavar="'PROGRAM ARGS'", type=program_words,
+                   help="the program the command recipe runs once per meeting as `PROGRAM ARGS INPUTS OUTPUTS` "
+                        "(docs/systems.md); given here only, never in a recipe")
     p.add_argument("--llm-failures", choices=("fail", "allow"),
                    help="LLM stages: fail the run when the endpoint or model is unavailable or requests fail "
                         "(fail, the recipes' default), or go on and state the failed share in the report (allow)")
@@ -44,6 +51,18 @@ def add_set_option(p: argparse.ArgumentParser) -> None:
                    help="set a recipe option, checked as the recipe file's are (repeatable): asr.language=de, "
                         "diarize.max_speakers=3, context.hotwords=10; VALUE is read as YAML; "
                         "`speechkit recipe --show-options` lists every option")
+
+
+def program_words(text: str) -> tuple[str, ...]:
+    """``--system-command``'s value split as a POSIX shell splits it (no shell runs it)."""
+    import shlex
+    try:
+        words = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"cannot split {text[:80]!r}: {exc}") from None
+    if not words:
+        raise argparse.ArgumentTypeError("expected a program and its arguments, got nothing")
+    return words
 
 
 def cache_dir(args: argparse.Namespace) -> Path:
@@ -74,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from speechkit.runner import default_out
 
     recipe = load_recipe(args.recipe, level=args.level).with_overrides(model=args.model, device=args.device)
-    recipe = recipe.with_settings(parse_settings(args.settings))
+    recipe = recipe.with_settings(parse_settings(args.settings)).with_command_line(SYSTEM_COMMAND, args.system_command)
     recipe = with_failure_policy(recipe, args.llm_failures)
     ws = load_workspace(args.workspace)
     executor = make_executor(args.executor, args.address)

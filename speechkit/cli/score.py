@@ -14,8 +14,9 @@ modes:
       RUN_DIR holds one SegLST file per meeting, <meeting_id>.json (or <meeting_id>.seglst.json);
       DER/JER score <meeting_id>.rttm beside it (a run's speaker turns); a meeting without one
       has DER/JER n/a, unless --der-from-segments scores its transcript segments as turns.
-      References come from the workspace manifest; scores.json goes to RUN_DIR/scores.json
-      unless --out says otherwise.
+      Its notes and answers lie as in a run folder (the layout a system of your own writes:
+      docs/systems.md). References come from the workspace manifest; scores.json goes to
+      RUN_DIR/scores.json unless --out says otherwise.
   speechkit score --ref FILE --hyp FILE [--session ID] [--out scores.json]
       Any supported format (.stm, .rttm, .ctm, .json SegLST). Metrics that need what a format
       lacks (RTTM: words; CTM: speakers; STM/RTTM/CTM hypotheses: speaker names) are reported

@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     recipe = load_recipe(args.recipe).with_overrides(model=args.model, device=args.device)
     for flag, settings in recipe_settings(args):
         recipe = recipe.with_settings(settings, source=flag)
-    if hasattr(recipe.stages["asr"].options, "progress") and sys.stderr.isatty():
+    if "asr" in recipe.stages and hasattr(recipe.stages["asr"].options, "progress") and sys.stderr.isatty():
         recipe = recipe.with_settings({"asr.progress": True})
     check_models(recipe)  # every model is here: fail before torch loads or audio is read
     resolve_device(recipe.device)

@@ -72,6 +72,14 @@ def bounded(default: Any, *, ge: float | None = None, gt: float | None = None, l
     return dataclasses.field(default=default, metadata={"bounds": Bounds(ge=ge, gt=gt, le=le, lt=lt)})
 
 
+def command_line(flag: str) -> Any:
+    """A field that only the command line sets, by ``flag`` (the program a backend runs,
+    ``--system-command``): never a recipe, ``--set`` or run.json (:meth:`StageOptions.from_dict`
+    refuses its key), and left out of :meth:`StageOptions.as_dict` (a stage's key, run.json's
+    recipe). Empty until :meth:`StageOptions.with_command_line` sets it."""
+    return dataclasses.field(default=(), init=False, metadata={"command_line": flag})
+
+
 @dataclasses.dataclass(frozen=True)
 class StageOptions:
     """Base class of every option dataclass (a stage backend's, the recipe's context and resources)."""
@@ -97,9 +105,14 @@ class StageOptions:
         if not isinstance(data, Mapping):
             raise OptionError(where, f"expected a mapping of option names to values, got {brief(data, 60)}")
         known = {f.name: f for f in dataclasses.fields(cls) if f.init}
+        given_on_command_line = cls.command_line_flags()
         hints = _hints(cls)
         values = {}
         for key, value in data.items():
+            if key in given_on_command_line.values():
+                flag = next(f for f, name in given_on_command_line.items() if name == key)
+                raise OptionError(f"{where}.{key}", f"given only on the command line ({flag}), never in a recipe "
+                                                    "or with --set")
             if key not in known:
                 raise OptionError(f"{where}.{key}", _unknown(str(key), known))
             values[key] = _check(value, hints[key], f"{where}.{key}", known[key].metadata.get("bounds"))
@@ -118,8 +131,24 @@ class StageOptions:
         return type(self).from_dict({**current, **overrides}, "options")
 
     def as_dict(self) -> dict[str, Any]:
-        """The options as plain data (nested options included), as a recipe would give them."""
-        return _plain(dataclasses.asdict(self))
+        """The options as plain data (nested options included), as a recipe would give them (the
+        fields only the command line sets left out)."""
+        data = dataclasses.asdict(self)
+        return _plain({f.name: data[f.name] for f in dataclasses.fields(self) if f.init})
+
+    @classmethod
+    def command_line_flags(cls) -> dict[str, str]:
+        """The fields only the command line sets (:func:`command_line`): flag -> field name."""
+        return {f.metadata["command_line"]: f.name for f in dataclasses.fields(cls) if "command_line" in f.metadata}
+
+    def with_command_line(self: T, flag: str, value: tuple[str, ...]) -> T:
+        """These options with the field that ``flag`` sets (:func:`command_line`) given ``value``,
+        a list of strings."""
+        name = self.command_line_flags()[flag]
+        checked = _check(value, tuple[str, ...], flag)
+        copy = dataclasses.replace(self)
+        object.__setattr__(copy, name, tuple(checked))
+        return copy
 
 
 @functools.cache

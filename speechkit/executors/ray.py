@@ -3,8 +3,8 @@
 Two phases, each a Ray Data ``map_batches`` over stateful worker classes, so a worker loads a
 stage's model once and keeps it for every meeting it is handed:
 
-1. The stages that read the recording (VAD, ASR, diarization: :attr:`Stage.reads_audio
-   <speechkit.core.stage.Stage.reads_audio>`), over every meeting of every workspace where what
+1. The stages that read the recording and whose results are stored (VAD, ASR, diarization:
+   :attr:`Stage.reads_audio <speechkit.core.stage.Stage.reads_audio>`), over every meeting of every workspace where what
    they read of the context (:attr:`~speechkit.core.stage.Stage.context_fields`) is known
    without earlier meetings' outputs: every meeting at level 1, a workspace's first meeting, and
    every meeting for a stage that reads nothing the earlier meetings give
@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from speechkit.cache import StageCache
-from speechkit.context import build_context, fields_from_earlier_meetings
+from speechkit.context import fields_from_earlier_meetings, run_context
 from speechkit.core.stage import Stage
 from speechkit.errors import SpeechkitError
 from speechkit.io.run_folder import RunFolder
@@ -87,7 +87,7 @@ class StageWorker:
             job = self.jobs[int(index)]
             meeting = job.workspace.meeting(str(meeting_id))
             # What these stages read of the context; only rows where that needs no earlier meeting come here.
-            full = build_context(job.workspace, meeting, self.recipe.level, [], self.recipe.context)
+            full = run_context(job.workspace, meeting, self.recipe.level, [], self.recipe.context)
             context = MeetingContext(**{field: getattr(full, field) for field in fields})
             cache = StageCache(job.cache_dir)
             record = self.cascade.record(meeting.audio, context, cache, session_id=meeting.id)
@@ -190,7 +190,9 @@ class RayExecutor:
         """Phase 1; per job, the cache misses by stage and the timings by meeting it had."""
         from speechkit.cascade import Cascade
         cascade = Cascade(recipe)
-        stages = [cascade.stage(name) for name in cascade.stage_names if cascade.stage(name).reads_audio]
+        # a stage whose results are not stored (a whole system's) would only run twice: phase 2 runs it
+        stages = [cascade.stage(name) for name in cascade.stage_names
+                  if cascade.stage(name).reads_audio and cascade.stage(name).stored]
         rows = [{"job": i, "meeting": m.id, "first": k == 0}
                 for i, job in enumerate(jobs) for k, m in enumerate(job.workspace.scored_meetings)]
         misses: list[Counter] = [Counter() for _ in jobs]

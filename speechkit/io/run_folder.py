@@ -7,6 +7,7 @@ One level's run folder (:class:`RunFolder`, ``RUN``)::
     transcripts/<meeting>.rttm   RTTM: the speaker turns of diarization (who spoke when), named
     context/<meeting>.json       what the context builder added (sizes, budgets; the notes context)
     notes/<meeting>.json         the meeting's notes (``speechkit-notes/1``), when the recipe summarizes
+    answers/<meeting>.json       a whole system's own answers to the meeting's questions (``speechkit-answers/1``)
     <stage>/<meeting><suffix>    the per-meeting files a stage of a plug-in declares (:class:`MeetingFile`)
     cache/<stage>/<key>.json     stored stage results (unless the run is given another cache folder)
     qa.json, qa_pairs.json, judged.json, probe.json, <step>.json   the post-run steps' files
@@ -23,7 +24,9 @@ to ``runs/<recipe family>-<workspace>/l<level>`` (:func:`default_run`); runs in 
 folders share the stage cache ``runs/cache``.
 
 A folder of hypotheses a user's own system wrote (``speechkit score --run DIR``) may hold its
-transcripts at its top instead of in ``transcripts/`` (:meth:`RunFolder.of_hypotheses`).
+transcripts at its top instead of in ``transcripts/`` (:meth:`RunFolder.of_hypotheses`): that is
+the layout a meeting system writes (docs/systems.md), and the layout of the earlier outputs its
+inputs hold (:mod:`speechkit.io.system_files`).
 """
 from __future__ import annotations
 
@@ -66,6 +69,7 @@ TRANSCRIPT = MeetingFile("transcripts", ".json")
 TRANSCRIPT_STM = MeetingFile("transcripts", ".stm")
 TURNS_RTTM = MeetingFile("transcripts", ".rttm")
 NOTES = MeetingFile("notes", ".json")
+ANSWERS = MeetingFile("answers", ".json")
 CONTEXT = MeetingFile("context", ".json")
 
 
@@ -112,6 +116,10 @@ class RunFolder:
     def notes(self, meeting: str) -> Path:
         """The meeting's notes (``speechkit-notes/1``)."""
         return self.meeting_file(NOTES, meeting)
+
+    def answers(self, meeting: str) -> Path:
+        """A whole system's own answers to the meeting's questions (``speechkit-answers/1``)."""
+        return self.meeting_file(ANSWERS, meeting)
 
     def context(self, meeting: str) -> Path:
         """What the context level gave the meeting."""

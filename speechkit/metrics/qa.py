@@ -187,8 +187,9 @@ def aggregate(per_meeting: Mapping[str, Mapping[str, Ratio]], resamples: int, se
 
 
 NO_GOLD = "no gold questions for this meeting (a workspace's meetings/<id>/questions.json)"
-NO_ANSWERS = "the run has no answers to questions (qa.json: speechkit qa RUN, or a recipe's qa step)"
-NOT_ANSWERED = "the run's qa.json has no answers for this meeting"
+NO_ANSWERS = ("the run has no answers to questions (qa.json: speechkit qa RUN, or a recipe's qa step; or a "
+              "whole system's own answers files)")
+NOT_ANSWERED = "the run's answers (its qa.json, or a whole system's answers files) hold none for this meeting"
 NO_USABLE_ANSWER = ("the QA backend got no usable answer for this meeting (its request failed, or its answer "
                     "was not answers: qa.json meetings.<id>.stats)")
 

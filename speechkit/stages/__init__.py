@@ -12,6 +12,8 @@ A stage module (``speechkit.stages.vad``, ``.asr``, ``.diarize``, ``.attribute``
   stage loads its model on first use, so a rerun served from the cache loads none.
 - optionally ``METRICS`` (its metric families, :mod:`speechkit.metrics.family`) and ``SECTIONS``
   (its report sections, :class:`speechkit.core.section.Section`).
+- optionally ``WHOLE = True``: the stage is a whole meeting system (audio and context in; the
+  transcript, speaker turns, notes out: ``system``), and a recipe that names it names no other.
 
 The contract itself is :mod:`speechkit.core.stage`. See docs/architecture.md.
 """
@@ -32,8 +34,9 @@ STAGES: dict[str, str] = {
     "identify": "speechkit.stages.identify",
     "correct": "speechkit.stages.correct",
     "summarize": "speechkit.stages.summarize",
+    "system": "speechkit.stages.system",
 }
-#: Stages every recipe names.
+#: Stages every recipe names (but one of a whole system, :func:`whole_stages`).
 REQUIRED_STAGES = ("vad", "asr", "diarize")
 #: Stages that run with their defaults when a recipe leaves them out (the others are then skipped).
 DEFAULT_STAGES = ("attribute", "identify")
@@ -46,6 +49,11 @@ def stage_module(stage: str) -> Any:
     if stage not in STAGES:
         raise KeyError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")
     return importlib.import_module(STAGES[stage])
+
+
+def whole_stages() -> tuple[str, ...]:
+    """The stages that are a whole meeting system (their module's ``WHOLE``): a recipe naming one names no other."""
+    return tuple(name for name in STAGES if getattr(stage_module(name), "WHOLE", False))
 
 
 def backend_class(stage: str, backend: str) -> Any:
