@@ -22,6 +22,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("--name", help="workspace name (default synth-SEED)")
     p.add_argument("--no-voice-check", action="store_true",
                    help="skip measuring voice similarity with Resemblyzer (faster; no similarity figures in metadata)")
+    p.add_argument("--paraphrase", action="store_true",
+                   help="rewrite each turn through the LLM the environment names ($SPEECHKIT_LLM_BASE_URL and "
+                        "$SPEECHKIT_LLM_MODEL, else the local server), keeping a rewrite only if every name, term, "
+                        "number, day and option survives as written and none is added; counts in truth/state.json")
+    p.add_argument("--llm-failures", choices=("fail", "allow"), default="fail",
+                   help="with --paraphrase: stop at an unreachable endpoint or a failed request (fail, default), "
+                        "or keep the template turn of every failed request and count it (allow)")
     p.set_defaults(handler=run)
 
 
@@ -29,8 +36,10 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from speechkit.errors import SpeechkitError
+    from speechkit.io.jsonfile import read_json
     from speechkit.io.names import id_problem
     from speechkit.synth import SynthOptions, synthesize_workspace
+    from speechkit.synth.paraphrase import ParaphraseOptions
 
     if args.meetings < 1 or not 2 <= args.people <= 10 or args.minutes <= 0 or not 1 <= args.projects <= 5:
         raise SpeechkitError("--meetings must be >= 1, --people 2-10, --minutes > 0 and --projects 1-5")
@@ -38,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         raise SpeechkitError(f"--name: {id_problem(args.name)}")
     options = SynthOptions(seed=args.seed, meetings=args.meetings, people=args.people, minutes=args.minutes,
                            difficulty=args.difficulty, projects=args.projects, name=args.name,
-                           check_voices=not args.no_voice_check)
+                           check_voices=not args.no_voice_check,
+                           paraphrase=ParaphraseOptions(failures=args.llm_failures) if args.paraphrase else None)
     steps = args.meetings + 1 + (0 if args.no_voice_check else 1)
     with tqdm(total=steps, desc="synth", unit="step", file=sys.stderr) as bar:
         def progress(step: str) -> None:
@@ -48,4 +58,9 @@ def run(args: argparse.Namespace) -> int:
         ws = synthesize_workspace(args.out, options, progress=progress)
     print(f"wrote workspace {ws.name!r}: {len(ws.people)} people, {len(ws.meetings)} meetings, "
           f"{len(ws.artifacts)} artifacts -> {ws.manifest_path}")
+    if args.paraphrase:
+        c = read_json(ws.root / ws.metadata["truth"])["paraphrase"]["total"]
+        print(f"paraphrase: {c['kept']} of {c['turns']} turns rewritten; template kept for {c['unchanged']} "
+              f"unchanged, {c['dropped']} that dropped an entity, {c['invented']} that added one, "
+              f"{c['failed']} failed requests")
     return 0

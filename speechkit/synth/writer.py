@@ -28,6 +28,7 @@ from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
 from speechkit.synth import acoustics, artifacts, dialogue, mix
 from speechkit.synth.notes import write_gold_notes
+from speechkit.synth.paraphrase import ParaphraseOptions, Paraphraser
 from speechkit.synth.questions import write_gold_questions
 from speechkit.synth.spoken import canonical_text, plain, tts_words
 from speechkit.synth.state import LatentState, MeetingPlan, build_state
@@ -44,7 +45,8 @@ class SynthOptions:
 
     ``minutes`` is the target length of each meeting; ``difficulty`` is ``clean`` (dry close-talk
     mixes), ``hard`` (reverberant rooms, noise, remote participants) or ``mixed`` (every third
-    meeting hard, from the second); ``check_voices`` measures voice similarity with Resemblyzer.
+    meeting hard, from the second); ``check_voices`` measures voice similarity with Resemblyzer;
+    ``paraphrase`` (None: off) rewrites each turn through an LLM (:mod:`speechkit.synth.paraphrase`).
     """
 
     seed: int = 0
@@ -56,6 +58,7 @@ class SynthOptions:
     name: str | None = None
     check_voices: bool = True
     timing: mix.TimingOptions = field(default_factory=mix.TimingOptions)
+    paraphrase: ParaphraseOptions | None = None
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -96,9 +99,11 @@ class _Rendered:
 
 
 def _render_meeting(state: LatentState, plan: MeetingPlan, options: SynthOptions, tts: Synthesizer,
-                    cursors: dict) -> _Rendered:
+                    cursors: dict, paraphraser: Paraphraser | None = None) -> _Rendered:
     rng = np.random.default_rng(plan.seed)
     turns = dialogue.write_meeting(state, plan, options.minutes, rng, cursors)
+    if paraphraser is not None:
+        turns = paraphraser.meeting(plan, turns)
     tts.reset(plan.seed)
     utterances = [tts.speak(tts_words(t.pieces), voice(state.person(t.speaker).voice)) for t in turns]
     placed = mix.place(turns, utterances, rng, options.timing)
@@ -163,13 +168,16 @@ def synthesize_workspace(out: str | Path, options: SynthOptions = SynthOptions()
     tick = progress or (lambda step: None)
     state = build_state(options.seed, options.people, options.meetings, [v.id for v in VOICES],
                         options.difficulty, options.projects)
+    paraphraser = Paraphraser(options.paraphrase, state) if options.paraphrase is not None else None
+    if paraphraser is not None:
+        paraphraser.check()
     tts = Synthesizer()
     cursors: dict = {}
     meetings, docs, stats = [], [], {}
     speech: dict[str, list[np.ndarray]] = {}
     kinds = {t.canonical: t.kind for t in state.terms()}
     for plan in state.meetings:
-        r = _render_meeting(state, plan, options, tts, cursors)
+        r = _render_meeting(state, plan, options, tts, cursors, paraphraser)
         folder = root / "meetings" / plan.id
         write_flac(folder / "audio.flac", r.audio)
         verbatim, canonical = _transcripts(state, r)
@@ -218,7 +226,8 @@ def synthesize_workspace(out: str | Path, options: SynthOptions = SynthOptions()
         "voices": {p.id: asdict(voice(p.voice)) for p in state.people},
         "meetings": stats, "truth": "truth/state.json",
         "regenerate": f"speechkit synth --out DIR --seed {options.seed} --meetings {options.meetings} "
-                      f"--people {options.people} --minutes {options.minutes} --difficulty {options.difficulty}",
+                      f"--people {options.people} --minutes {options.minutes} --difficulty {options.difficulty}"
+                      + (" --paraphrase" if paraphraser is not None else ""),
     }
     if options.check_voices:
         from speechkit.synth.similarity import voice_similarity
@@ -228,6 +237,8 @@ def synthesize_workspace(out: str | Path, options: SynthOptions = SynthOptions()
     truth = state.to_dict()
     truth["spoken_forms"] = {t.canonical: t.spoken for t in state.terms()}
     truth["enrollment_texts"] = {p.id: dialogue.enrollment_text(i) for i, p in enumerate(state.people)}
+    if paraphraser is not None:
+        truth["paraphrase"] = paraphraser.summary()
     write_json(root / "truth" / "state.json", _plain(truth))
     all_terms = list(dict.fromkeys(t for m in meetings for t in (*m.terms.jargon, *m.terms.numbers)))
     unspoken = [t.canonical for t in state.terms() if t.canonical not in all_terms]
