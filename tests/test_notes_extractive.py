@@ -17,9 +17,10 @@ from speechkit.io.seglst import read_seglst
 from speechkit.metrics.bootstrap import micro
 from speechkit.metrics.notes import score_notes, vocabulary
 from speechkit.notes import ActionItem
-from speechkit.stages.summarize.extractive import extract_notes
+from speechkit.stages.summarize.extractive import extract_notes, requested_items
 from speechkit.text_similarity import LexicalSimilarity
 from speechkit.transcript import Segment, Transcript
+from speechkit.workspace import Person
 
 DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"
 
@@ -108,3 +109,63 @@ def test_a_cut_off_request_is_completed_by_its_acceptance(replier):
                        ("A", None, "Great. Next one."))
     assert extract_notes(talk).action_items == (
         ActionItem("add a load test for etcd", "Adriana", None, "Wednesday"),)
+
+
+ROSTER = (Person("p1", "Priya Whitfield"), Person("p2", "Helena Lindqvist", ("Lena",)),
+          Person("p3", "Tobias Tanaka", ("Toby",)), Person("p4", "Renata Hargrove"))
+HOST, PRIYA, TOBY = ("A", "Renata Hargrove"), ("B", "Priya Whitfield"), ("C", "Tobias Tanaka")
+
+
+def _said(*turns: tuple[tuple[str, str], str]) -> Transcript:
+    return _transcript(*((who[0], who[1], text) for who, text in turns))
+
+
+def test_items_from_calls_volunteers_relays_and_named_assignments():
+    """The ways the tuned phrasing families hand out work, and the acts that only look like it."""
+    talk = _said(
+        (HOST, "Priya, would you map the remaining pacs.008 fields? Ideally by Thursday."),
+        (PRIYA, "Okay, will do."),
+        (HOST, "Can anyone write the validation rules for BIC? We need it by Friday."),
+        (TOBY, "I'll take it."),
+        (TOBY, "I can update the XSD test vectors by Monday if that helps."),
+        (HOST, "Yes please. Lena isn't here, but can you ask Lena to check the LEI samples by Tuesday?"),
+        (PRIYA, "Sure, I'll tell Lena."),
+        (HOST, "Toby should fix the Kafka alerting by Wednesday. I'll send Toby a note."),
+        (PRIYA, "Makes sense. We could add a load test for gRPC some day."),
+        (HOST, "If we had time, someone would fix the RTO alerting, but we don't. Is Toby still going to "
+               "document the dbt lineage?"),
+        (PRIYA, "I think so, Toby said Friday. The plan to migrate the Airflow jobs is done. I did that last week."),
+        (HOST, "Let's give the etcd design review to Priya, due Friday."),
+        (PRIYA, "Okay. Priya, did you get a chance to fix the CAS alerting? Not yet, I'm waiting on Lena."),
+    )
+    items = {(a.assignee, a.description, a.due) for a in extract_notes(talk, ROSTER).action_items}
+    assert items == {("Priya Whitfield", "map the remaining pacs.008 fields", "Thursday"),
+                     ("Tobias Tanaka", "write the validation rules for BIC", "Friday"),
+                     ("Tobias Tanaka", "update the XSD test vectors", "Monday"),
+                     ("Helena Lindqvist", "check the LEI samples", "Tuesday"),
+                     ("Tobias Tanaka", "fix the Kafka alerting", "Wednesday"),
+                     ("Priya Whitfield", "the etcd design review", "Friday")}
+    asked = {(a.description, by) for a, by in requested_items(talk, ROSTER)}
+    assert ("update the XSD test vectors", None) in asked  # volunteered: nobody asked
+    assert ("write the validation rules for BIC", "Renata Hargrove") in asked
+
+
+def test_a_corrected_due_day_and_a_reversed_decision_keep_the_final_version():
+    talk = _said(
+        (HOST, "Priya, can you add a load test for Kafka by Monday?"),
+        (PRIYA, "Monday is tight, but sure."),
+        (HOST, "Actually, make that Thursday, no rush."),
+        (PRIYA, "Okay, Thursday then."),
+        (HOST, "For the table format, Iceberg tables or plain files?"),
+        (TOBY, "Iceberg tables, I think."),
+        (HOST, "Let's go with Iceberg tables. On the pricing model, I've decided, we go with a flat fee."),
+        (TOBY, "Fine by me."),
+        (HOST, "So for the rollout plan, let's go with a staged rollout."),
+        (PRIYA, "Wait, a staged rollout breaks the Kafka timeline."),
+        (HOST, "Fair point. Scrap that, let's go with everyone at once."),
+    )
+    notes = extract_notes(talk, ROSTER)
+    assert [(a.assignee, a.due) for a in notes.action_items] == [("Priya Whitfield", "Thursday")]
+    assert [(d.topic, d.choice) for d in notes.decisions] == [
+        ("the table format", "Iceberg tables"), ("the pricing model", "a flat fee"),
+        ("the rollout plan", "everyone at once")]

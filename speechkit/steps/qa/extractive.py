@@ -8,11 +8,16 @@ answer is the entity of the expected type found there:
   key words with the question (the run's notes; where they have no such item, the notes the
   extractive notes backend takes from the transcript), its assignee or its due day.
 - ``decision``: the notes' decision whose topic and choice share most key words; its choice.
-- ``who_asked``: the request ("..., can you ...?") of the transcript that shares most key words;
-  the name of its speaker (as identification named it; a label such as ``SPEAKER_00`` names
-  nobody).
-- ``number``: the transcript sentence with a number that shares most key words; the first
-  number in it after those words, with the word after it (the unit), as the scorer normalises it.
+- ``who_asked``: the action item the extractive notes backend finds in the transcript
+  (:func:`~speechkit.stages.summarize.extractive.requested_items`: requests, open calls, named
+  assignments) whose description shares most key words; the name of the speaker who asked for it
+  (as identification named it; a label such as ``SPEAKER_00`` names nobody; a commitment nobody
+  asked for answers nothing).
+- ``number``: the transcript sentence with a number whose words, with the sentence before it
+  (where a question asked for the number: "What's the test batch at the moment?" "It's 2,500."),
+  share most key words; the first number in it after those words, or, where the speaker corrects
+  it ("2,500, sorry, 2,600"), the number after the correction, with the word after it (the unit),
+  as the scorer normalises it.
 
 Person names are resolved against the roster the level gives (L3: "Toby" -> "Tobias Tanaka"),
 with the notes backend's resolver (:mod:`speechkit.stages.summarize.extractive`); without one a
@@ -30,13 +35,15 @@ from speechkit.core.options import StageOptions
 from speechkit.io.questions import Ask
 from speechkit.io.run_output import MeetingOutput
 from speechkit.metrics.qa import normalized
-from speechkit.stages.summarize.extractive import REQUEST, Roster, extract_notes, split_sentences
+from speechkit.stages.summarize.extractive import Roster, extract_notes, requested_items, split_sentences
 from speechkit.text_similarity import content_words
 
 #: Words of the question templates, never key words.
 TEMPLATE_WORDS = frozenset("who owns own asked ask action item what was decided decide about when due "
                            "is are for".split())
 _NUMBER = re.compile(r"\d")
+#: Words that take back the number said before them.
+_CORRECTION = frozenset("sorry correction rather mean make".split())
 _MONTHS = frozenset("january february march april may june july august september october november december".split())
 
 
@@ -63,15 +70,19 @@ def _best(ask: Ask, candidates: Sequence[Any], text: Any) -> Any:
 
 
 def _number(sentence: str, ask: Ask) -> str:
-    """The first number of ``sentence`` after the question's key words, with the word after it."""
+    """The first number of ``sentence`` after the question's key words (the one after a correction
+    word, where one follows it), with the word after it."""
     words = normalized(sentence).split()
     wanted = key_words(ask.text)
     start = max((i for i, w in enumerate(words) if w in wanted), default=-1) + 1
-    for i in [*range(start, len(words)), *range(0, start)]:
-        if _NUMBER.search(words[i]):
-            unit = words[i + 1:i + 2]
-            return " ".join([words[i - 1]] * (i > 0 and words[i - 1] in _MONTHS) + [words[i]] + unit)
-    return ""
+    numbers = [i for i in [*range(start, len(words)), *range(0, start)] if _NUMBER.search(words[i])]
+    if not numbers:
+        return ""
+    i = numbers[0]
+    later = [j for j in numbers[1:] if j > i and _CORRECTION & set(words[i + 1:j])]
+    i = later[0] if later else i
+    unit = words[i + 1:i + 2]
+    return " ".join([words[i - 1]] * (i > 0 and words[i - 1] in _MONTHS) + [words[i]] + unit)
 
 
 class ExtractiveAnswerer:
@@ -90,8 +101,10 @@ class ExtractiveAnswerer:
         roster = Roster(output.context.roster)
         extracted = extract_notes(output.transcript, output.context.roster or None)
         notes = [n for n in (output.notes, extracted) if n is not None]
-        turns = [(seg.speaker_name or seg.speaker, s) for seg in output.transcript.segments
-                 for s in split_sentences(seg.text)]
+        sentences = [s for seg in output.transcript.segments for s in split_sentences(seg.text)]
+        said = [(s, f"{sentences[k - 1]} {s}" if k else s) for k, s in enumerate(sentences) if _NUMBER.search(
+            normalized(s))]
+        asked = requested_items(output.transcript, output.context.roster or None)
 
         def person(name: str | None) -> str:
             found = roster.resolve(name)
@@ -111,11 +124,11 @@ class ExtractiveAnswerer:
                              None)
                 out[ask.id] = found.choice if found is not None else ""
             elif ask.type == "who_asked":
-                found = _best(ask, [t for t in turns if REQUEST.search(t[1])], lambda t: t[1])
-                out[ask.id] = person(found[0]) if found is not None else ""
+                found = _best(ask, asked, lambda a: a[0].description)
+                out[ask.id] = person(found[1]) if found is not None and found[1] else ""
             else:
-                found = _best(ask, [t for t in turns if _NUMBER.search(normalized(t[1]))], lambda t: t[1])
-                out[ask.id] = _number(found[1], ask) if found is not None else ""
+                found = _best(ask, said, lambda s: s[1])
+                out[ask.id] = _number(found[0], ask) if found is not None else ""
         return out, {"backend": "extractive", "roster": len(output.context.roster),
                      "notes": "run" if output.notes is not None else "extracted"}
 
