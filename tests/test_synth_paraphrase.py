@@ -9,16 +9,14 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 from llm_helpers import Endpoint, Reply, completion
 
 from speechkit.llm.client import LLMUnavailable
 from speechkit.synth import SynthOptions, synthesize_workspace
-from speechkit.synth.dialogue import write_meeting
 from speechkit.synth.paraphrase import ParaphraseOptions, Paraphraser, _Mentions, entity_lexicon, rebuild, verdict
+from speechkit.synth.script import write_script
 from speechkit.synth.spoken import Piece, canonical_text, plain, verbatim_words
-from speechkit.synth.state import build_state
 from speechkit.synth.voices import VOICES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,10 +66,9 @@ def endpoint(monkeypatch) -> Iterator[Callable[[Callable[[dict, int], Reply]], E
 @pytest.fixture
 def meeting():
     """A latent state of seed 5 and the template turns of its second meeting (a review)."""
-    state = build_state(5, 4, 2, [v.id for v in VOICES])
-    cursors: dict = {}
-    turns = [write_meeting(state, plan, 1.0, np.random.default_rng(plan.seed), cursors) for plan in state.meetings]
-    return state, state.meetings[1], turns[1]
+    script = write_script(SynthOptions(seed=5, meetings=2, people=4, minutes=1.0), [v.id for v in VOICES])
+    plan = script.state.meetings[1]
+    return script.state, plan, script.turns[plan.id]
 
 
 def _paraphrased(meeting, **options):
@@ -149,6 +146,10 @@ def test_a_kept_rewrite_takes_the_punctuation_it_has():
     assert canonical_text(pieces) == "Is pacs.008? Done, yes."
     assert pieces[1].say[-1] == "eight?" and pieces[1].words == term.words
     assert verbatim_words(pieces) == ["Is", "pacs", "dot", "zero", "zero", "eight", "Done", "yes"]
+    slip = Piece("2,500,", ("twenty", "five", "hundred"), ("twenty", "five", "hundred,"))  # said, then corrected
+    pieces = rebuild("It was 2,500. Sorry.", [*plain("It's"), slip, *plain("sorry.")])
+    assert verbatim_words(pieces) == ["It", "was", "twenty", "five", "hundred", "Sorry"]
+    assert canonical_text(pieces) == "It was 2,500. Sorry." and pieces[2].say[-1] == "hundred."
 
 
 def test_synth_paraphrase_writes_counts_and_leaves_the_state(endpoint, tmp_path):
@@ -159,9 +160,9 @@ def test_synth_paraphrase_writes_counts_and_leaves_the_state(endpoint, tmp_path)
     truth = json.loads((ws.root / "truth" / "state.json").read_text())
     counts = truth["paraphrase"]["total"]
     assert counts["kept"] == counts["turns"] > 0
-    state = build_state(11, 2, 1, [v.id for v in VOICES])
-    write_meeting(state, state.meetings[0], 0.25, np.random.default_rng(state.meetings[0].seed), {})
-    assert truth["action_items"] == json.loads(json.dumps(state.to_dict()["action_items"]))
+    script = write_script(SynthOptions(seed=11, meetings=1, people=2, minutes=0.25), [v.id for v in VOICES])
+    assert truth["action_items"] == json.loads(json.dumps(script.state.to_dict()["action_items"]))
+    assert truth["acts"] == json.loads(json.dumps(script.state.to_dict()["acts"]))
     said = json.loads((ws.root / "meetings" / "m01" / "reference.json").read_text())
     assert sum(seg["words"].split()[0] == "Well" for seg in said) == counts["kept"]
     assert "--paraphrase" in ws.metadata["regenerate"]

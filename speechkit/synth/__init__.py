@@ -5,6 +5,7 @@ from it in three forms (canonical, verbatim, TTS), synthesises them offline with
 voices, mixes them with gaps, overlaps and backchannels under a room/noise/remote channel,
 and writes audio, references, enrollments, artifacts and the manifest.
 """
-from speechkit.synth.writer import SynthOptions, synthesize_workspace
+from speechkit.synth.options import SynthOptions
+from speechkit.synth.writer import synthesize_workspace
 
 __all__ = ["SynthOptions", "synthesize_workspace"]

@@ -13,11 +13,13 @@ of the turn is missing, else ``invented``). A request that fails keeps the templ
 (``failed``); with ``failures: fail`` it stops the generation instead (an unreachable endpoint is
 found before the first meeting by :meth:`Paraphraser.check`).
 
-A kept rewrite becomes pieces again: each term it names is the turn's own term piece (spoken
-and TTS forms kept, trailing punctuation as the rewrite has it), the rest plain words, then
+A kept rewrite becomes pieces again: each term or number it writes is the turn's own piece
+(spoken and TTS forms kept, trailing punctuation as the rewrite has it; a number said first and
+corrected, "2,500, sorry, 2,600", counts as an entity of its turn too), the rest plain words, then
 the speaker's fillers and repeats as :func:`~speechkit.synth.dialogue.disfluent` adds them, from
 a generator of the meeting's own. The latent state is not touched, so gold notes and
-questions stay exact; the counts per meeting go to ``truth/state.json`` (``paraphrase``).
+questions stay exact (``acts[].lines`` keep the template lines; the references have what was
+said); the counts per meeting go to ``truth/state.json`` (``paraphrase``).
 """
 from __future__ import annotations
 
@@ -32,7 +34,8 @@ from speechkit.core.options import bounded
 from speechkit.llm.client import ClientOptions, LLMClient, LLMUnavailable, RequestFailed
 from speechkit.llm.run import checked_endpoint
 from speechkit.synth import pools
-from speechkit.synth.dialogue import Turn, disfluent, render
+from speechkit.synth.dialogue import Turn, render
+from speechkit.synth.disfluency import disfluent
 from speechkit.synth.spoken import Piece, canonical_text, number_words, plain
 from speechkit.synth.state import LatentState, MeetingPlan, Persona
 
@@ -115,23 +118,35 @@ def verdict(original: str, rewrite: str, mentions: _Mentions) -> str:
     return "kept"
 
 
-def _with_ending(piece: Piece, ending: str) -> Piece:
-    """A term piece with its trailing punctuation replaced by ``ending``."""
-    own = piece.canonical[len(piece.term):] if piece.canonical and piece.term else ""
+def said_as(piece: Piece) -> str | None:
+    """The written form of a piece said in words of its own (a term, a number, a corrected slip),
+    without trailing punctuation; None for a plain word or a disfluency."""
+    if piece.term:
+        return piece.term
+    if piece.canonical is None:
+        return None
+    written = piece.canonical.rstrip(_TRAILING)
+    return written if tuple(written.split()) != piece.words else None
+
+
+def _with_ending(piece: Piece, written: str, ending: str) -> Piece:
+    """A piece said in words of its own, its trailing punctuation replaced by ``ending``."""
+    own = (piece.canonical or "")[len(written):]
     say = piece.say[-1][:len(piece.say[-1]) - len(own)] if own and piece.say[-1].endswith(own) else piece.say[-1]
-    return replace(piece, canonical=(piece.term or "") + ending, say=(*piece.say[:-1], say + ending))
+    return replace(piece, canonical=written + ending, say=(*piece.say[:-1], say + ending))
 
 
 def rebuild(rewrite: str, template: list[Piece]) -> list[Piece]:
-    """The pieces of a kept ``rewrite``: the template's term pieces where it names them, plain words elsewhere."""
-    terms = {p.term: p for p in template if p.term}
+    """The pieces of a kept ``rewrite``: the template's pieces said in words of their own (terms,
+    numbers) where it writes them, plain words elsewhere."""
+    own = {w: p for p in template if (w := said_as(p))}
     out: list[Piece] = []
     at = 0
-    if terms:
-        for m in _Mentions(tuple(terms)).spans(rewrite):
+    if own:
+        for m in _Mentions(tuple(own)).spans(rewrite):
             ending = re.match(rf"[{re.escape(_TRAILING)}]*", rewrite[m.end():]).group()
             out += plain(rewrite[at:m.start()])
-            out.append(_with_ending(terms[m.group()], ending))
+            out.append(_with_ending(own[m.group()], m.group(), ending))
             at = m.end() + len(ending)
     return out + plain(rewrite[at:])
 
@@ -153,15 +168,15 @@ class Paraphraser:
         self.options = options
         self.state = state
         self.client = client or LLMClient(options)
-        self.mentions = _Mentions(entity_lexicon(state))
+        self.lexicon = entity_lexicon(state)
         self.counts: dict[str, Counter] = {}
 
     def check(self) -> str:
         """Probe the endpoint before any meeting (:class:`LLMUnavailable` under ``failures: fail``)."""
         return checked_endpoint(self.client, self.options.failures, "synth --paraphrase")
 
-    def _ask(self, text: str) -> str | None:
-        keep = list(dict.fromkeys(m.group() for m in self.mentions.spans(text)))
+    def _ask(self, text: str, mentions: _Mentions) -> str | None:
+        keep = list(dict.fromkeys(m.group() for m in mentions.spans(text)))
         messages = [{"role": "system", "content": SYSTEM},
                     {"role": "user", "content": f"KEEP: {'; '.join(keep) or '(nothing)'}\nTURN: {text}"}]
         try:
@@ -170,6 +185,13 @@ class Paraphraser:
             if self.options.failures == "fail":
                 raise LLMUnavailable(f"{self.client.base_url}: model {self.client.model}: {e.detail}") from None
             return None
+
+    def rewrite(self, turns: dict[str, list[Turn]]) -> None:
+        """Probe the endpoint (:meth:`check`), then rewrite every meeting's turns (meeting id ->
+        turns) in place."""
+        self.check()
+        for plan in self.state.meetings:
+            turns[plan.id] = self.meeting(plan, turns[plan.id])
 
     def meeting(self, plan: MeetingPlan, turns: list[Turn]) -> list[Turn]:
         """``turns`` of ``plan`` with each kept rewrite in place of its template turn."""
@@ -182,8 +204,9 @@ class Paraphraser:
                 continue
             counts["turns"] += 1
             text = canonical_text(turn.pieces)
-            rewrite = self._ask(text)
-            outcome = "failed" if rewrite is None else verdict(text, rewrite, self.mentions)
+            mentions = _Mentions(self.lexicon + tuple(w for p in turn.pieces if (w := said_as(p))))
+            rewrite = self._ask(text, mentions)
+            outcome = "failed" if rewrite is None else verdict(text, rewrite, mentions)
             counts[outcome] += 1
             if outcome == "kept":
                 speaker: Persona = self.state.person(turn.speaker)
