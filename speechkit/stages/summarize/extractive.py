@@ -10,7 +10,8 @@
   - a first-person commitment ("I'll send the DPA redlines by Friday", "I can ... if that helps");
   - a named assignment ("Priya should ...", "Priya will ...", "let's give ... to Priya").
 
-  The assignee is the person named, else the person who answers (their ``speaker_name``), else,
+  The assignee is the person named, else the person who answers (their ``speaker_name``; a
+  backchannel, "yeah", "got it", is no answer and is skipped), else,
   for a commitment, the speaker. A reply to a request accepts it ("Sure, I'll ...") rather than
   opening a second item; "I'll tell her", "I'll send him a note" pass an item on and open none.
   The due day is the one the request gives ("by Friday", ", due Friday", or in a later sentence
@@ -48,6 +49,10 @@ from speechkit.transcript import Transcript
 from speechkit.workspace import Person
 
 FILLERS = frozenset({"um", "uh", "er", "erm", "hmm", "mm", "uh-huh", "mm-hmm"})
+#: The words of a backchannel ("yeah", "got it", "makes sense"): a turn of only these holds no act.
+BACKCHANNEL_WORDS = frozenset(w for said in (
+    "yeah yep yes right okay ok sure mm-hmm mhm uh-huh got it makes sense cool great true exactly nice".split())
+    for w in fold(said).split())
 #: Capitalised words that start sentences and are never an addressee.
 NOT_ADDRESSEES = frozenset(fold(w) for w in (
     "so okay ok and but yeah yes well hey hi hello sorry now then also great right alright oh actually "
@@ -194,11 +199,18 @@ def _task(phrase: str) -> tuple[str, str | None]:
     return _tidy(phrase), due
 
 
+def is_backchannel(text: str) -> bool:
+    """Whether ``text`` is only a backchannel ("Yeah.", "Got it.", "Mm-hmm"), at most three words."""
+    words = fold(text).split()
+    return 0 < len(words) <= 3 and all(w in BACKCHANNEL_WORDS for w in words)
+
+
 def _turns(transcript: Transcript) -> list[_Turn]:
+    """The turns that say something: backchannels left out, so a reply is the next real turn."""
     out = []
     for seg in transcript.segments:
         sentences = split_sentences(seg.text)
-        if sentences:
+        if sentences and not is_backchannel(seg.text):
             out.append(_Turn(seg.speaker, seg.speaker_name, sentences))
     return out
 
