@@ -169,3 +169,34 @@ def test_a_corrected_due_day_and_a_reversed_decision_keep_the_final_version():
     assert [(d.topic, d.choice) for d in notes.decisions] == [
         ("the table format", "Iceberg tables"), ("the pricing model", "a flat fee"),
         ("the rollout plan", "everyone at once")]
+
+
+def test_ways_to_hand_out_work_and_decide_that_no_generator_writes():
+    """Phrasings of no phrasing family (the issue's own examples): a named taker, an open call
+    taken, "let's have X ...", a declined request passed on, a reversal, "X it is", a decision
+    that names its topic."""
+    adriana, lena = ("E", "Adriana Castellanos"), ("D", "Helena Lindqvist")
+    roster = (*ROSTER, Person("p5", "Adriana Castellanos", ("Adri",)))
+    talk = _said(
+        (adriana, "Yes. Adriana's taking the Kafka load test."),
+        (HOST, "Someone needs to update the failover runbook before Friday. Who can own this?"),
+        (PRIYA, "I'll take it."),
+        (HOST, "And let's have Priya look at the flaky etcd test."),
+        (HOST, "Toby, could you draft the release notes by Friday?"),
+        (TOBY, "I can't, I'm swamped this week."),
+        (HOST, "Okay. Lena, can you take it?"),
+        (lena, "Sure."),
+        (HOST, "On the payment rail, we said SWIFT last time."),
+        (TOBY, "I think we should move to instant payments."),
+        (HOST, "No, let's stay with SEPA for now. For the table format, Iceberg or Delta?"),
+        (PRIYA, "Iceberg."),
+        (HOST, "Iceberg it is. If nobody objects, we go with nightly runs for the batch schedule."),
+    )
+    notes = extract_notes(talk, roster)
+    assert {(a.assignee, a.description, a.due) for a in notes.action_items} == {
+        ("Adriana Castellanos", "the Kafka load test", None),
+        ("Priya Whitfield", "update the failover runbook", "Friday"),
+        ("Priya Whitfield", "look at the flaky etcd test", None),
+        ("Helena Lindqvist", "draft the release notes", "Friday")}
+    assert [(d.topic, d.choice) for d in notes.decisions] == [
+        ("the payment rail", "SEPA"), ("the table format", "Iceberg"), ("the batch schedule", "nightly runs")]

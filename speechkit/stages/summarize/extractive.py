@@ -6,22 +6,26 @@
 
   - a request to the person addressed ("Adriana, can you add a load test for Kafka by
     Wednesday?"); a request to relay ("can you ask Priya to ...") belongs to the person named;
-  - an open call ("who can ...", "can anyone ...") taken by whoever answers it ("I'll take it");
+  - an open call ("who can ...", "can anyone ...", "someone needs to ...") taken by whoever
+    answers it ("I'll take it");
   - a first-person commitment ("I'll send the DPA redlines by Friday", "I can ... if that helps");
-  - a named assignment ("Priya should ...", "Priya will ...", "let's give ... to Priya").
+  - a named assignment ("Priya should ...", "Priya's taking ...", "let's have Priya ...", "let's
+    give ... to Priya", "... goes to Priya").
 
   The assignee is the person named, else the person who answers (their ``speaker_name``; a
-  backchannel, "yeah", "got it", is no answer and is skipped), else,
-  for a commitment, the speaker. A reply to a request accepts it ("Sure, I'll ...") rather than
-  opening a second item; "I'll tell her", "I'll send him a note" pass an item on and open none.
-  The due day is the one the request gives ("by Friday", ", due Friday", or in a later sentence
-  of the same turn, "Ideally by Friday"); a correction within ``correction_turns`` turns ("actually,
-  make that Thursday") replaces it. Status asks ("can you give us an update") and hypotheticals
-  ("we could ... some day") are not action items.
-- **decisions** in "let's go with X", "we go with X", "we decided on X", "the decision is X",
-  with the topic of the nearest "we need to decide on ..." or "for/on <topic>, ..." before them; a
-  later decision on the same topic (or one that says "scrap that", "actually", "instead")
-  replaces the earlier one: the notes keep what was decided last.
+  backchannel, "yeah", "got it", is no answer and is skipped), else, for a commitment, the
+  speaker. A reply to a request accepts it ("Sure, I'll ...") rather than opening a second item;
+  "I'll tell her", "I'll send him a note" pass an item on and open none. The due day is the one
+  the request gives ("by Friday", ", due Friday", or in a later sentence of the same turn,
+  "Ideally by Friday"); a correction within ``correction_turns`` turns ("actually, make that
+  Thursday", "let's say Thursday") replaces it. A request the answer declines ("I can't,
+  I'm swamped") goes to whoever is asked for it next or takes it next. Status asks ("can you give
+  us an update") and hypotheticals ("we could ... some day") are not action items.
+- **decisions** in "let's go with X", "let's stay with X", "we go with X", "we decided on X",
+  "the decision is X", "X it is", "the votes for X", with the topic the sentence names ("X for the
+  batch schedule") or that of the nearest "we need to decide on ..." or "for/on <topic>, ..."
+  before them; a later decision on the same topic (or one that says "scrap that", "actually",
+  "instead", "no,") replaces the earlier one: the notes keep what was decided last.
 - **an outline**: the subjects of status questions and decisions, in order.
 - **a summary**: the most informative sentences (rare words of the meeting, numbers, names,
   the sentences that hold items and decisions), in the order they were said.
@@ -60,34 +64,59 @@ NOT_ADDRESSEES = frozenset(fold(w) for w in (
     "those everyone everybody someone somebody anyone nobody everything something nothing which what who").split())
 _DUE = (r"(?:(?:next|this) )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|"
         r"eod|eow|end of (?:the )?(?:day|week|month)|next week|\w+ \d{1,2}(?:st|nd|rd|th)?)")
+_NAME = r"[A-Z][\w-]*"
 #: A request to the person addressed ("Adriana, can you ..."): the task follows it.
-REQUEST = re.compile(r"\b(?:can|could|would|will) you (?:please )?(?P<task>.+)", re.I)
+REQUEST = re.compile(r"\b(?:(?:can|could|would|will) you (?:please )?|would you mind |would you be able to |"
+                     r"are you able to |do you have time to |can i ask you to |could i get you to |i need you to |"
+                     r"i'd like you to )(?P<task>.+)", re.I)
 #: A request to pass on ("can you ask Priya to ..."): the item is the named person's.
-_RELAYED = re.compile(r"^(?:ask|tell|get|have) (?P<name>[A-Z][\w'-]*) to (?P<task>.+)")
-#: A request to whoever takes it ("who can ...", "can anyone ...").
-_OPEN_CALL = re.compile(r"\b(?:who can|who could|who wants to|can anyone|could anyone|can someone|could someone|"
-                        r"can somebody|could somebody|does anyone want to|anyone want to) (?P<task>.+)", re.I)
-_COMMIT = re.compile(r"\b(?:i'll|i will|i'm going to|i am going to|let me|i can) (?P<task>.+)", re.I)
-#: Someone named gets the item: "Priya should ...", "Priya will ..." (at a sentence's or clause's start).
-_NAMED = re.compile(r"(?:^|, )(?P<name>[A-Z][\w'-]*) (?:should|will|is going to|needs to) (?P<task>.+)")
-_GIVEN = re.compile(r"\b(?:give|hand|assign) (?P<task>.+?) to (?P<name>[A-Z][\w'-]*)\b", re.I)
+_RELAYED = re.compile(rf"^(?:ask|tell|get|have) (?P<name>{_NAME}) to (?P<task>.+)")
+#: A request to whoever takes it ("who can ...", "can anyone ...", "we need someone to ...").
+_OPEN_CALL = re.compile(r"\b(?:who can|who could|who wants to|who'll|who will|who's going to|who is going to|"
+                        r"can anyone|could anyone|can someone|could someone|can somebody|could somebody|"
+                        r"does anyone want to|anyone want to|anyone free to|anyone able to|any volunteers to|"
+                        r"(?:we )?need (?:someone|somebody|a volunteer) to|someone (?:needs|has) to|"
+                        r"somebody (?:needs|has) to) (?P<task>.+)", re.I)
+_COMMIT = re.compile(r"\b(?:i'll|i will|i'm going to|i am going to|let me|i can|i could|i'm happy to|"
+                     r"i am happy to|put me down to|i'll go ahead and|i'm taking|i've got|i'm on) (?P<task>.+)", re.I)
+#: Someone named gets the item: "Priya should ...", "Priya's taking ...", "let's have Priya ...".
+_NAMED = re.compile(rf"(?:^|, )(?P<name>{_NAME}) (?:should|will|is going to|needs to|has to|can take|owns|takes|"
+                    r"to) (?P<task>.+)"
+                    rf"|(?:^|, )(?P<name2>{_NAME})(?:'s| is) (?:taking|handling|on|doing|got|picking up|owning) "
+                    r"(?P<task2>.+)"
+                    rf"|\b(?:let's have|we'll have|let's get|we'll get|have|get) (?P<name3>{_NAME}) (?:to )?"
+                    r"(?P<task3>.+)")
+_GIVEN = re.compile(rf"\b(?:give|hand|assign|pass|leave) (?P<task>.+?) (?:to|with) (?P<name>{_NAME})\b"
+                    rf"|^(?P<task2>.+?) (?:goes|go|is going) to (?P<name2>{_NAME})\b"
+                    rf"|\bput (?P<name3>{_NAME}) (?:down )?(?:for|on) (?P<task3>.+)")
 #: A commitment that only accepts ("I'll take it") or passes an item on ("I'll tell her").
-_ACCEPT_ONLY = re.compile(r"^(?:do|take|own|handle|grab|cover|pick up) (?:it|that|this)(?: one)?$", re.I)
+_ACCEPT_ONLY = re.compile(r"^(?:(?:do|take|own|handle|grab|cover|pick up|get|look into|sort out|deal with|"
+                          r"check|have) )?(?:it|that|this|one)(?: one)?$", re.I)
 _RELAY = re.compile(r"^(?:tell|ask|let \S+ know|send \S+ an? (?:note|message|email|ping)|ping|loop in|"
                     r"follow up with)\b", re.I)
-_ACCEPTS = re.compile(r"\b(?:i can|i'll|i will|i could|me|sure|happy to|on it)\b", re.I)
-_BY_DUE = re.compile(rf"\s+(?:by|due|before) (?P<due>{_DUE})\b.*$", re.I)
-_DUE_LATER = re.compile(rf"\b(?:by|due|before) (?P<due>{_DUE})\b", re.I)
-_DUE_FIX = re.compile(rf"\b(?:make|change|move) (?:that|it)(?: to)? (?P<due>{_DUE})\b", re.I)
+_ACCEPTS = re.compile(r"\b(?:i can|i'll|i will|i could|me|sure|happy to|on it|i've got|i got|mine|leave it with me|"
+                      r"i'm on|count me in)\b", re.I)
+_DECLINES = re.compile(r"\b(?:can't|cannot|won't be able|not this week|swamped|no bandwidth|too much on|"
+                       r"i'm out|have to pass|not me)\b", re.I)
+_BY_DUE = re.compile(rf"\s+(?:by|due|before|until|no later than|for) (?P<due>{_DUE})\b.*$", re.I)
+_DUE_LATER = re.compile(rf"\b(?:by|due|before|until|no later than) (?P<due>{_DUE})\b|\b(?P<due2>{_DUE}) at the "
+                        r"latest\b", re.I)
+_DUE_FIX = re.compile(rf"\b(?:make|change|move|push|bump|shift) (?:that|it|this)(?: to| back to| out to)? "
+                      rf"(?P<due>{_DUE})\b|\blet's say (?P<due2>{_DUE})\b|\b(?P<due3>{_DUE}) instead\b"
+                      rf"|\bactually,? (?P<due4>{_DUE})\b", re.I)
 _NOT_TASK = re.compile(r"^(?:be|have been|probably|still|not|never|also)\b", re.I)
 _HYPOTHETICAL = re.compile(r"\b(?:some ?day|one day|if we had|would be nice|eventually)\b", re.I)
 _STATUS_ASK = re.compile(r"^(?:give|get|tell|walk|remind|hear|repeat|say|share|send) (?:us|me)\b|^(?:hear|see) "
                          r"|\b(?:an?|quick|brief|short) (?:status )?update\b", re.I)
-_DECIDED = re.compile(r"\b(?:let's|let us|we'll|we will) (?:go with|go for|pick|stick with|use) (?P<choice>.+)"
-                      r"|\bwe(?:'ve| have)? (?:decided|agreed) (?:on|to) (?P<choice2>.+)"
-                      r"|\bthe decision is (?:to )?(?P<choice3>.+)"
-                      r"|\b(?:we go|we're going|we are going) with (?P<choice4>.+)", re.I)
-_REVERSAL = re.compile(r"\b(?:scrap that|actually|instead|on second thought|never mind)\b", re.I)
+_DECIDED = re.compile(r"\b(?:let's|let us|we'll|we will|we should|we're going to) (?:go with|go for|pick|choose|"
+                      r"stick with|stay with|keep|settle on|opt for|use) (?P<choice>.+)"
+                      r"|\bwe(?:'ve| have)? (?:decided|agreed|settled) (?:on|to|that) (?P<choice2>.+)"
+                      r"|\bthe (?:decision|call|verdict) is (?:to )?(?P<choice3>.+)"
+                      r"|\b(?:we go|we're going|we are going|going) with (?P<choice4>.+)"
+                      r"|(?:^|, )(?:so |then )?(?P<choice5>[^,]+?) it is[.!]?$"
+                      r"|\b(?:votes|vote) for (?P<choice6>.+)|\bmajority (?:wants|is for|for) (?P<choice7>.+)", re.I)
+_OWN_TOPIC = re.compile(r"^(?P<choice>.+?) (?:for|on) (?P<topic>the .+)$")
+_REVERSAL = re.compile(r"\b(?:scrap that|actually|instead|on second thought|never mind|no,|wait)\b", re.I)
 _TOPIC = re.compile(r"\b(?:decide|decision|agree) (?:on|about|between) (?P<topic>.+)"
                     r"|^(?:so |okay |and )?(?:for|on|about) (?P<lead>[^,]+),", re.I)
 _SUBJECT = re.compile(r"\b(?:where are we on|where are we with|update on|how is|how's|status of|decide on) "
@@ -189,6 +218,11 @@ def _addressee(before: str) -> str | None:
     return " ".join(names) if len(names) == 2 and names[0] == words[0] else names[-1]
 
 
+def _group(m: re.Match, key: str) -> str | None:
+    """The text of the first group of ``m`` named ``key`` or ``key`` and a digit that matched."""
+    return next((v for k, v in m.groupdict().items() if k.rstrip("0123456789") == key and v is not None), None)
+
+
 def _task(phrase: str) -> tuple[str, str | None]:
     """``(description, due)`` of a request's or commitment's verb phrase."""
     phrase = phrase.strip(" ,.;:?!")
@@ -261,44 +295,61 @@ def _request(turns: list[_Turn], i: int, k: int, roster: Roster,
     if sentence.rstrip().endswith("?"):
         return None
     m = _GIVEN.search(sentence) or _NAMED.search(sentence)
-    if m and _named(m.group("name"), roster) and not _NOT_TASK.match(m.group("task")):
-        return _Found(*_task(m.group("task")), m.group("name"), None, turn.name, i), None
+    if m and _named(_group(m, "name"), roster) and not _NOT_TASK.match(_group(m, "task")):
+        return _Found(*_task(_group(m, "task")), _group(m, "name"), None, turn.name, i), None
     return None
 
 
 def _found_items(turns: list[_Turn], roster: Roster,
                  options: ExtractiveOptions) -> tuple[list[_Found], set[tuple[int, int]]]:
-    """Every action item of the meeting as found, and the (turn, sentence) keys that hold them."""
+    """Every action item of the meeting as found, and the (turn, sentence) keys that hold them.
+
+    A request its answer declines ("I can't, I'm swamped") is open again: the next request for
+    "it" ("Lena, can you take it?") or the next acceptance by someone else ("I'll take it") within
+    ``reply_turns`` turns gives it its owner."""
     found: list[_Found] = []
     used: set[tuple[int, int]] = set()
     asks: list[_Found] = []  # the requests and open calls, whose answer may complete them
     replies: set[int] = set()
+    declined: tuple[_Found, str, int] | None = None  # the item, who declined it, when
     for i, turn in enumerate(turns):
+        if declined is not None and i - declined[2] > options.reply_turns + 1:
+            declined = None
         for k, sentence in enumerate(turn.sentences):
             if _HYPOTHETICAL.search(sentence):
                 continue
             fix = _DUE_FIX.search(sentence)
             recent = next((f for f in reversed(found) if i - f.turn <= options.correction_turns), None)
             if fix and recent is not None:
-                recent.due = fix.group("due")
+                recent.due = _group(fix, "due")
                 used.add((i, k))
                 continue
             asked = _request(turns, i, k, roster, options)
             if asked is not None:
                 item, reply = asked
-                if item.description:
-                    item.due = item.due or next((m.group("due") for s in turn.sentences[k:]
+                if _ACCEPT_ONLY.match(item.description) and declined is not None:  # "then can you take it?"
+                    declined[0].named, declined[0].taker = item.named, item.taker
+                    declined = None
+                elif item.description and not _ACCEPT_ONLY.match(item.description):
+                    item.due = item.due or next((_group(m, "due") for s in turn.sentences[k:]
                                                  for m in [_DUE_LATER.search(s)] if m), None)
                     found.append(item)
                     asks.append(item)
                     used.add((i, k))
                     if reply is not None:
                         replies.add(reply)
+                        if any(_DECLINES.search(s) for s in turns[reply].sentences):
+                            item.named = item.taker = None
+                            declined = (item, turns[reply].speaker, reply)
                 continue
             commit = _COMMIT.search(sentence)
             if not commit:
                 continue
             description, due = _task(commit.group("task"))
+            if declined is not None and turn.speaker != declined[1] and _ACCEPT_ONLY.match(description):
+                declined[0].named, declined[0].taker = None, turn.name  # "I'll take it", after a decline
+                declined = None
+                continue
             if not description or _ACCEPT_ONLY.match(description) or _RELAY.match(description):
                 continue
             echoed = next((a for a in reversed(asks) if i - a.turn <= options.reply_turns
@@ -325,7 +376,10 @@ def _decisions(turns: list[_Turn], options: ExtractiveOptions) -> tuple[list[Dec
             if not choice:
                 continue
             topic = None
-            for earlier in reversed(turns[max(0, i - options.topic_turns):i + 1]):
+            own = _OWN_TOPIC.match(choice)  # "nightly runs for the batch schedule"
+            if own:
+                choice, topic = own.group("choice"), own.group("topic")
+            for earlier in reversed(turns[max(0, i - options.topic_turns):i + 1] if topic is None else []):
                 said = earlier.sentences[:k + 1] if earlier is turn else earlier.sentences
                 asked = next((a for s in reversed(said) for a in [_TOPIC.search(s)] if a and _tidy(a.group("topic")
                               or a.group("lead"))), None)

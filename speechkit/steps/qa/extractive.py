@@ -50,7 +50,7 @@ TEMPLATE_WORDS = frozenset("who owns own asked ask action item what was decided 
                            "is are for".split())
 _NUMBER = re.compile(r"\d")
 #: Words that take back the number said before them.
-_CORRECTION = frozenset("sorry correction rather mean make".split())
+_CORRECTION = frozenset("sorry correction rather mean make actually wait".split())
 _MONTHS = frozenset("january february march april may june july august september october november december".split())
 
 
