@@ -136,6 +136,7 @@ def test_the_verdict_compares_entities_as_written(meeting):
     assert verdict(turn, f"{name}, can you check the two {term} samples by {day}?", mentions) == "invented"
     assert verdict(turn, f"{name}, can you check the {term} v2 samples by {day}?", mentions) == "invented"
     assert verdict(turn, f"{name}, can you check the one {term} sample by {day}?", mentions) == "kept"
+    assert verdict("Thanks, bye.", " ... ", mentions) == "dropped"  # nothing left to say
 
 
 def test_a_kept_rewrite_takes_the_punctuation_it_has():

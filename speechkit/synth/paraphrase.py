@@ -93,10 +93,13 @@ class _Mentions:
 
 
 def verdict(original: str, rewrite: str, mentions: _Mentions) -> str:
-    """``kept``, ``unchanged``, ``dropped`` (an entity of ``original`` is missing from ``rewrite``)
-    or ``invented`` (``rewrite`` names an entity, number, name or term ``original`` does not)."""
+    """``kept``, ``unchanged``, ``dropped`` (an entity of ``original`` is missing from ``rewrite``,
+    or no word is left) or ``invented`` (``rewrite`` names an entity, number, name or term
+    ``original`` does not)."""
     if " ".join(rewrite.split()) == " ".join(original.split()):
         return "unchanged"
+    if not plain(rewrite):
+        return "dropped"
     before, after = mentions.count(original), mentions.count(rewrite)
     if before - after:
         return "dropped"
