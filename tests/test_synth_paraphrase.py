@@ -137,6 +137,15 @@ def test_the_verdict_compares_entities_as_written(meeting):
     assert verdict(turn, f"{name}, can you check the {term} v2 samples by {day}?", mentions) == "invented"
     assert verdict(turn, f"{name}, can you check the one {term} sample by {day}?", mentions) == "kept"
     assert verdict("Thanks, bye.", " ... ", mentions) == "dropped"  # nothing left to say
+    # what the packaged SmolLM2 answered: the entities kept, the turn not said
+    assert verdict(f"{name}, where are we on {term}?", f"KEEP: {name}; {term}", mentions) == "drifted"
+    assert verdict("Alright, I think we have everyone. Let's start.",
+                   "I'm glad to see that you're all excited about the new product.", mentions) == "drifted"
+    assert verdict("Sounds good.", "Sounds good to me, here's a rewritten version.", mentions) == "drifted"
+    assert verdict(turn, f"{name}, could you check the {term} samples by {day}? " + "Thanks a lot. " * 8,
+                   mentions) == "drifted"
+    assert verdict("Alright, I think we have everyone. Let's start.", "Okay, everyone's here, so let's start.",
+                   mentions) == "kept"
 
 
 def test_a_kept_rewrite_takes_the_punctuation_it_has():

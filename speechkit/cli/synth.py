@@ -86,5 +86,5 @@ def run(args: argparse.Namespace) -> int:
         c = read_json(ws.root / ws.metadata["truth"])["paraphrase"]["total"]
         print(f"paraphrase: {c['kept']} of {c['turns']} turns rewritten; template kept for {c['unchanged']} "
               f"unchanged, {c['dropped']} that dropped an entity, {c['invented']} that added one, "
-              f"{c['failed']} failed requests")
+              f"{c['drifted']} that said something else, {c['failed']} failed requests")
     return 0

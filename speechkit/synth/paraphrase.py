@@ -8,15 +8,19 @@ names, nicknames, surnames and full names; workspace terms and numbers; weekdays
 of every decision) is the same in the rewrite as in the template turn, and outside them the
 rewrite has no digit, no number word ("two", "hundred"; "one" is allowed), no new capitalised
 word after a sentence's first word and no word with a digit, dot or inner capital that the
-turn does not have. Otherwise the template turn stays (``rejected``: ``dropped`` when a mention
-of the turn is missing, else ``invented``). A request that fails keeps the template turn too
+turn does not have. A small model also drifts off the turn while keeping its entities (it echoes
+the prompt, "KEEP: Renata; Brindlewood", or talks about the task or about something else), so a
+rewrite must also not talk about the task ("rewritten", "sentence", "keep"...), be at most twice
+as long as the turn (and five words), and share one of the turn's words of four letters or more
+(where it has two). Otherwise the template turn stays (``dropped`` when a mention of the turn is
+missing, ``invented`` when one is added, ``drifted`` for the rest). A request that fails keeps the template turn too
 (``failed``); with ``failures: fail`` it stops the generation instead (an unreachable endpoint is
 found before the first meeting by :meth:`Paraphraser.check`).
 
 A kept rewrite becomes pieces again: each term or number it writes is the turn's own piece
 (spoken and TTS forms kept, trailing punctuation as the rewrite has it; a number said first and
 corrected, "2,500, sorry, 2,600", counts as an entity of its turn too), the rest plain words, then
-the speaker's fillers and repeats as :func:`~speechkit.synth.dialogue.disfluent` adds them, from
+the speaker's disfluencies as :func:`~speechkit.synth.disfluency.disfluent` adds them, from
 a generator of the meeting's own. The latent state is not touched, so gold notes and
 questions stay exact (``acts[].lines`` keep the template lines; the references have what was
 said); the counts per meeting go to ``truth/state.json`` (``paraphrase``).
@@ -47,6 +51,8 @@ ORDINARY_CAPITALS = frozenset("I I'll I'm I've I'd OK Okay".split())
 _EDGE = "A-Za-z0-9"
 _ODD = re.compile(r"\d|\w\.\w|[a-z][A-Z]")  # a word that looks like a term or a number
 _TRAILING = ",.?!;:"
+#: Words of a reply that talks about the task rather than saying the turn.
+_META = re.compile(r"keep|turn|rewrit\w*|paraphras\w*|original|sentence|version", re.I)
 
 SYSTEM = ("You rewrite one turn of a spoken work meeting so that it sounds like a different person said the "
           "same thing naturally. Keep the meaning, the speaker's intent and who is addressed. Copy every item "
@@ -94,8 +100,8 @@ class _Mentions:
 
 def verdict(original: str, rewrite: str, mentions: _Mentions) -> str:
     """``kept``, ``unchanged``, ``dropped`` (an entity of ``original`` is missing from ``rewrite``,
-    or no word is left) or ``invented`` (``rewrite`` names an entity, number, name or term
-    ``original`` does not)."""
+    or no word is left), ``invented`` (``rewrite`` names an entity, number, name or term
+    ``original`` does not) or ``drifted`` (:func:`_drifted`: it says something else)."""
     if " ".join(rewrite.split()) == " ".join(original.split()):
         return "unchanged"
     if not plain(rewrite):
@@ -118,7 +124,21 @@ def verdict(original: str, rewrite: str, mentions: _Mentions) -> str:
                 continue
             if _ODD.search(word) or (k > 0 and word[:1].isupper()):
                 return "invented"
-    return "kept"
+    return "drifted" if _drifted(original, rewrite) else "kept"
+
+
+def _drifted(original: str, rewrite: str) -> bool:
+    """Whether ``rewrite`` talks about the task instead of saying the turn ("KEEP: ...", "Here's a
+    rewritten version"), is more than twice as long (and five words), or shares none of the
+    turn's words of four letters or more (where it has two)."""
+    said = {w.lower() for w in re.findall(r"[\w'-]+", original)}
+    new = {w.lower() for w in re.findall(r"[\w'-]+", rewrite)}
+    if {w for w in new - said if _META.fullmatch(w)}:
+        return True
+    if len(rewrite.split()) > 2 * len(original.split()) + 5:
+        return True
+    long_words = {w for w in said if len(w) >= 4}
+    return len(long_words) >= 2 and not long_words & new
 
 
 def said_as(piece: Piece) -> str | None:
@@ -219,8 +239,9 @@ class Paraphraser:
 
     def summary(self) -> dict[str, Any]:
         """``truth/state.json``'s ``paraphrase``: the endpoint, and per meeting and in all the turns
-        sent and how many were kept, unchanged, dropped (an entity missing), invented or failed."""
-        keys = ("turns", "kept", "unchanged", "dropped", "invented", "failed")
+        sent and how many were kept, unchanged, dropped (an entity missing), invented, drifted or
+        failed."""
+        keys = ("turns", "kept", "unchanged", "dropped", "invented", "drifted", "failed")
         total = sum(self.counts.values(), Counter())
         return {"base_url": self.client.base_url, "model": self.client.model,
                 "meetings": {mid: {k: c[k] for k in keys} for mid, c in self.counts.items()},
