@@ -61,7 +61,8 @@ BACKCHANNEL_WORDS = frozenset(w for said in (
 NOT_ADDRESSEES = frozenset(fold(w) for w in (
     "so okay ok and but yeah yes well hey hi hello sorry now then also great right alright oh actually "
     "maybe please i you we they he she it also just sure good thanks cool fine anyway that this there these "
-    "those everyone everybody someone somebody anyone nobody everything something nothing which what who").split())
+    "those everyone everybody someone somebody anyone nobody everything something nothing which what who "
+    "monday tuesday wednesday thursday friday saturday sunday today tomorrow").split())
 _DUE = (r"(?:(?:next|this) )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight|"
         r"eod|eow|end of (?:the )?(?:day|week|month)|next week|\w+ \d{1,2}(?:st|nd|rd|th)?)")
 _NAME = r"[A-Z][\w-]*"
@@ -84,7 +85,7 @@ _NAMED = re.compile(rf"(?:^|, )(?P<name>{_NAME}) (?:should|will|is going to|need
                     r"to) (?P<task>.+)"
                     rf"|(?:^|, )(?P<name2>{_NAME})(?:'s| is) (?:taking|handling|on|doing|got|picking up|owning) "
                     r"(?P<task2>.+)"
-                    rf"|\b(?:let's have|we'll have|let's get|we'll get|have|get) (?P<name3>{_NAME}) (?:to )?"
+                    rf"|(?:^|\b(?:let's|let us|we'll|can we|could we) )(?:have|get) (?P<name3>{_NAME}) (?:to )?"
                     r"(?P<task3>.+)")
 _GIVEN = re.compile(rf"\b(?:give|hand|assign|pass|leave) (?P<task>.+?) (?:to|with) (?P<name>{_NAME})\b"
                     rf"|^(?P<task2>.+?) (?:goes|go|is going) to (?P<name2>{_NAME})\b"
