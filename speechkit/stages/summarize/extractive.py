@@ -85,7 +85,7 @@ _NAMED = re.compile(rf"(?:^|, )(?P<name>{_NAME}) (?:should|will|is going to|need
                     r"to) (?P<task>.+)"
                     rf"|(?:^|, )(?P<name2>{_NAME})(?:'s| is) (?:taking|handling|on|doing|got|picking up|owning) "
                     r"(?P<task2>.+)"
-                    rf"|(?:^|\b(?:let's|let us|we'll|can we|could we) )(?:have|get) (?P<name3>{_NAME}) (?:to )?"
+                    rf"|(?:^|\b(?i:let's|let us|we'll|can we|could we) )(?i:have|get) (?P<name3>{_NAME}) (?:to )?"
                     r"(?P<task3>.+)")
 _GIVEN = re.compile(rf"\b(?:give|hand|assign|pass|leave) (?P<task>.+?) (?:to|with) (?P<name>{_NAME})\b"
                     rf"|^(?P<task2>.+?) (?:goes|go|is going) to (?P<name2>{_NAME})\b"
