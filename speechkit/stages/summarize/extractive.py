@@ -122,7 +122,8 @@ _TOPIC = re.compile(r"\b(?:decide|decision|agree) (?:on|about|between) (?P<topic
                     r"|^(?:so |okay |and )?(?:for|on|about) (?P<lead>[^,]+),", re.I)
 _SUBJECT = re.compile(r"\b(?:where are we on|where are we with|update on|how is|how's|status of|decide on) "
                       r"(?P<topic>.+)", re.I)
-_CUT = re.compile(r"\s+(?:it's|it is|either|whether|because|going|then|too|as well|for now|right now|if)\b.*$"
+_CUT = re.compile(r"\s+(?:it's|it is|either|whether|because|going|then|too|as well|for now|right now|if|ideally|"
+                  r"hopefully|preferably)\b.*$"
                   r"|[.,;:?!](?:\s.*)?$", re.I)
 
 
