@@ -232,3 +232,43 @@ def test_a_thirty_minute_meeting_is_written_to_length():
     assert 30 * 140 <= words <= 30 * 140 + 200
     assert sum(t.overlaps for t in script.turns["m01"]) >= 3  # written interruptions
     assert any(t.backchannel for t in script.turns["m01"])
+
+
+def test_a_written_interruption_overlaps_the_turn_it_cuts_into():
+    import numpy as np
+
+    from speechkit.synth.dialogue import Turn
+    from speechkit.synth.mix import overlap_share, place
+    from speechkit.synth.spoken import plain
+    from speechkit.synth.voices import SAMPLE_RATE, Utterance
+
+    def utt(n: int) -> Utterance:
+        spans = tuple((round(i * 0.3, 3), round(i * 0.3 + 0.25, 3)) for i in range(n))
+        return Utterance(np.full(int(n * 0.3 * SAMPLE_RATE), 0.1, np.float32), spans)
+
+    turns = [Turn("A", plain("we still have nobody on the load test and it is blocking the")),
+             Turn("B", plain("I will take it by Friday"), overlaps=True), Turn("A", plain("even better"))]
+    placed = place(turns, [utt(13), utt(6), utt(2)], np.random.default_rng(0))
+    first, second = placed[0], placed[1]
+    assert not first.truncated and len(first.words) == 13  # every word said and in the reference
+    overlapped = [s for s in first.spans if s[1] > second.start]
+    assert 2 <= len(overlapped) <= 3
+    assert placed[2].start >= second.end  # A waits for B
+    assert overlap_share(placed) > 0.05
+    assert overlap_share([first]) == 0.0
+
+
+def test_the_reference_flags_backchannels_and_the_metadata_has_the_overlap_share(tiny_held_out):
+    from speechkit.io.seglst import read_seglst
+
+    root, _ = tiny_held_out
+    ws = load_workspace(root)
+    flagged = 0
+    for m in ws.meetings:
+        ref = next(iter(read_seglst(m.reference).values()))
+        marked = [s for s in ref.segments if s.backchannel]
+        assert len(marked) == ws.metadata["meetings"][m.id]["backchannels"]
+        assert all(len(s.words) <= 2 for s in marked)
+        flagged += len(marked)
+        assert 0 <= ws.metadata["meetings"][m.id]["overlap_share"] < 0.5
+    assert flagged

@@ -15,9 +15,10 @@ REPAIR_MARKERS = ("I mean", "sorry", "well", "or")
 
 
 def _restart(pieces: list[Piece], rng: np.random.Generator) -> list[Piece]:
-    """Repeat a stretch of one to three plain words once, sometimes after a repair marker."""
+    """Repeat a stretch of one to three plain one-word pieces once (never a term or a misspoken
+    number), sometimes after a repair marker."""
     starts = [i for i in range(1, len(pieces) - 2)
-              if all(p.term is None and p.canonical for p in pieces[i:i + 3])]
+              if all(p.term is None and p.canonical and len(p.words) == 1 for p in pieces[i:i + 3])]
     if not starts:
         return pieces
     i = starts[int(rng.integers(len(starts)))]

@@ -39,6 +39,7 @@ from speechkit.transcript import Segment, Transcript, Word
 from speechkit.workspace import Artifact, Meeting, Person, TermSet, Workspace
 
 GENERATOR = "speechkit-synth/2"
+CHANNEL_STREAM = 0xAC
 
 
 def _plain(obj):
@@ -78,8 +79,11 @@ def _render_meeting(script: Script, plan: MeetingPlan, options: SynthOptions, tt
     tts.reset(plan.seed)
     utterances = [tts.speak(tts_words(t.pieces), voice(state.person(t.speaker).voice)) for t in turns]
     placed = mix.place(turns, utterances, rng, options.timing)
-    condition = acoustics.sample_condition(rng, plan.attendees, plan.hard)
-    audio = acoustics.render(mix.tracks(placed, options.timing.tail), condition, rng)
+    # the channel draws from its own stream: a meeting's room does not depend on what is said in it,
+    # so workspaces of one seed in different phrasings share their acoustics
+    channel = np.random.default_rng(np.random.SeedSequence([plan.seed, CHANNEL_STREAM]))
+    condition = acoustics.sample_condition(channel, plan.attendees, plan.hard)
+    audio = acoustics.render(mix.tracks(placed, options.timing.tail), condition, channel)
     terms = list(dict.fromkeys(piece.term for p in placed for piece in p.pieces if piece.term))
     return _Rendered(plan, placed, audio, condition, terms)
 

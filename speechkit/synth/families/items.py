@@ -27,7 +27,7 @@ FAMILIES = (
         (
             ("host", "{x}, can you {task} by {d0}?"),
             ("who", "{d0} is tight, but sure."),
-            ("host", "Actually, make that {d}, no rush."),
+            ("host", "Actually, make that {d}, that works better."),
             ("who", "Okay, {d} then."),
         ),
         corrects="due",
@@ -279,5 +279,18 @@ FAMILIES = (
             ("host", "Let me know if it slips."),
         ),
         outcome="open",
+    ),
+    # --- more held-out families, for two people ---------------------------------------------------------
+    Family(
+        "absent.out-today",
+        H,
+        (("host", "{a} is out today, so I'll put {job} down for {a}, {d}."), ("who", "Fair enough.")),
+        owner="absent",
+    ),
+    Family(
+        "follow_up.closed-out",
+        H,
+        (("host", "I saw you closed out {job}, {x}."), ("who", "Yep, finished it this week.")),
+        outcome="done",
     ),
 )

@@ -190,4 +190,27 @@ FAMILIES = (
     ),
     Family("closing.next-week", H, (("host", "Same time next week then."), ("who", "See you then."))),
     Family("closing.notes", H, (("host", "I'll send the notes round after this."), ("who", "Thanks, {h}."))),
+    # --- more held-out families, most of them for two people ------------------------------------------
+    Family("greeting.on-time", H, (("host", "Hi both, right on time for once."), ("who", "Miracles happen."))),
+    Family("small_talk.sun", H, (("host", "Nice to finally see some sun."), ("who", "I know, about time."))),
+    Family(
+        "small_talk.kids",
+        H,
+        (("who", "Sorry if you hear kids, school's closed today."), ("host", "No problem at all.")),
+    ),
+    Family("status.rundown", H, (("who", "Quick rundown on {t}. {S}. Also, {s2}."), ("host", "Thanks."))),
+    Family("question.refresh", H, (("host", "Refresh my memory, {nt}?"), ("who", "{N}."))),
+    Family(
+        "question.double-check", H, (("who", "Can I double-check {nt}? Is it still {N}?"), ("host", "Still {N}, yes."))
+    ),
+    Family(
+        "question.ballpark", H, (("host", "Roughly where's {nt} these days?"), ("who", "{N}, pretty much exactly."))
+    ),
+    Family("aside.one-day", H, (("host", "One day we should really {task}."), ("who", "One day."))),
+    Family(
+        "aside.used-to",
+        H,
+        (("who", "We used to {task} every release, before the tooling."), ("host", "Those were the days.")),
+    ),
+    Family("closing.good-one", H, (("host", "Good meeting, thanks all."), ("who", "Thanks, bye bye."))),
 )
