@@ -114,10 +114,11 @@ _DECIDED = re.compile(r"\b(?:let's|let us|we'll|we will|we should|we're going to
                       r"|\bwe(?:'ve| have)? (?:decided|agreed|settled) (?:on|to|that) (?P<choice2>.+)"
                       r"|\bthe (?:decision|call|verdict) is (?:to )?(?P<choice3>.+)"
                       r"|\b(?:we go|we're going|we are going|going) with (?P<choice4>.+)"
-                      r"|(?:^|, )(?:so |then )?(?P<choice5>[^,]+?) it is[.!]?$"
+                      r"|(?:^|, )(?:so |then )?(?!(?:that|that's|this|it|it's|which|what|how|here|there)\b)"
+                      r"(?P<choice5>[^,]{1,40}?) it is[.!]?$"
                       r"|\b(?:votes|vote) for (?P<choice6>.+)|\bmajority (?:wants|is for|for) (?P<choice7>.+)", re.I)
 _OWN_TOPIC = re.compile(r"^(?P<choice>.+?) (?:for|on) (?P<topic>the .+)$")
-_REVERSAL = re.compile(r"\b(?:scrap that|actually|instead|on second thought|never mind|no,|wait)\b", re.I)
+_REVERSAL = re.compile(r"\b(?:scrap that|actually|instead|on second thought|never mind|wait)\b|\bno,", re.I)
 _TOPIC = re.compile(r"\b(?:decide|decision|agree) (?:on|about|between) (?P<topic>.+)"
                     r"|^(?:so |okay |and )?(?:for|on|about) (?P<lead>[^,]+),", re.I)
 _SUBJECT = re.compile(r"\b(?:where are we on|where are we with|update on|how is|how's|status of|decide on) "
