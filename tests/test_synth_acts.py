@@ -272,3 +272,17 @@ def test_the_reference_flags_backchannels_and_the_metadata_has_the_overlap_share
         flagged += len(marked)
         assert 0 <= ws.metadata["meetings"][m.id]["overlap_share"] < 0.5
     assert flagged
+
+
+def test_the_two_phrasings_of_one_seed_share_people_calendar_and_channels(tiny_held_out, tmp_path):
+    root, options = tiny_held_out
+    tuned = synthesize_workspace(tmp_path / "tuned", dataclasses.replace(options, phrasing="tuned"))
+    held_out = load_workspace(root)
+    assert [(p.id, p.name) for p in tuned.people] == [(p.id, p.name) for p in held_out.people]
+    assert [(m.id, m.date, m.attendees) for m in tuned.meetings] == [(m.id, m.date, m.attendees)
+                                                                    for m in held_out.meetings]
+    for m in tuned.meetings:
+        assert (tuned.metadata["meetings"][m.id]["condition"]
+                == held_out.metadata["meetings"][m.id]["condition"])
+    said = [json.loads((r / "truth" / "state.json").read_text())["acts"] for r in (tmp_path / "tuned", root)]
+    assert {a["split"] for a in said[0]} == {"tuned"} and said[0] != said[1]
