@@ -1,5 +1,6 @@
-"""The extractive notes backend on the demo's meetings (their reference words: real phrasing,
-disfluencies, interruptions, no punctuation) and on free speech.
+"""The extractive notes backend on the demo's meetings (tuned phrasing, the families its rules were
+written on; their reference words: disfluencies, interruptions, no punctuation), on free speech in
+phrasings no family writes, and on the text of tuned-phrasing scripts.
 
 L1 is simulated by the reference with its speaker names removed and no roster; L3 by the
 reference with the speakers named and the workspace roster.
@@ -54,8 +55,10 @@ def test_finds_most_gold_items_decisions_and_assignees_with_the_roster(demo):
     assert l3["action_item_recall"] >= 0.8 and l3["action_item_precision"] >= 0.8
     assert l3["assignee_accuracy"] >= 0.8
     assert l3["decision_recall"] >= 0.8
-    assert l3["summary_fact_recall"] >= 0.4 and l3["summary_number_recall"] >= 0.5
-    assert l3["summary_entity_precision"] >= 0.9
+    assert l3["summary_fact_recall"] >= 0.5 and l3["summary_number_recall"] >= 0.5
+    # the reference has no punctuation: a turn's later sentences open with capitals ("Still",
+    # "Ideally") that the metric counts as names
+    assert l3["summary_entity_precision"] >= 0.85
 
 
 def test_without_roster_names_stay_as_said(demo):

@@ -28,7 +28,7 @@
   "instead", "no,") replaces the earlier one: the notes keep what was decided last.
 - **an outline**: the subjects of status questions and decisions, in order.
 - **a summary**: the most informative sentences (rare words of the meeting, numbers, names,
-  the sentences that hold items and decisions), in the order they were said.
+  the sentences that hold items, decisions or a number), in the order they were said.
 
 With a ``roster`` (the workspace people, as the L3 context gives them), names are resolved to
 canonical names ("Toby" -> "Tobias Tanaka", also in the summary); without one (L1) a name is
@@ -420,7 +420,8 @@ def _summary(turns: list[_Turn], marked: set[tuple[int, int]], roster: Roster, o
         # fsum: a set's order (string hashing) changes between processes; the sum must not
         informative = math.fsum(math.log(1 + n / df[w]) for w in ws) / math.sqrt(len(text.split()))
         named = sum(1 for w in text.split()[1:] if w[:1].isupper() or any(c.isdigit() for c in w))
-        scores.append(informative + 0.5 * named + (2.0 if key in marked else 0.0))
+        stated = any(c.isdigit() for c in text)  # a number stated is a fact notes keep
+        scores.append(informative + 0.5 * named + (2.0 if key in marked else 0.0) + (3.0 if stated else 0.0))
     keep = max(1, min(options.max_summary_sentences, math.ceil(options.summary_share * n)))
     chosen: list[int] = []
     for j in sorted(range(n), key=lambda j: (-scores[j], j)):
