@@ -71,13 +71,16 @@ def shared_words(wanted: frozenset[str], words: frozenset[str]) -> int:
         min(len(w), len(o)) >= 3 and (o.startswith(w) or w.startswith(o)) for o in words))
 
 
-def _best(ask: Ask, candidates: Sequence[Any], text: Any) -> Any:
+def _best(ask: Ask, candidates: Sequence[Any], text: Any, context: Any = None) -> Any:
     """The candidate whose ``text(candidate)`` shares most key words with the question
-    (:func:`shared_words`; the first of equals); None when none shares one."""
+    (:func:`shared_words`), those of ``context(candidate)`` (if given) counting half as much; the
+    first of equals; None when none shares one."""
     wanted = key_words(ask.text)
     best, shared = None, 0
     for candidate in candidates:
-        n = shared_words(wanted, content_words(text(candidate)))
+        n = 2 * shared_words(wanted, content_words(text(candidate)))
+        if context is not None:
+            n += shared_words(wanted, content_words(context(candidate)))
         if n > shared:
             best, shared = candidate, n
     return best
@@ -97,18 +100,6 @@ def _number(sentence: str, ask: Ask) -> str:
     i = later[0] if later else i
     unit = words[i + 1:i + 2]
     return " ".join([words[i - 1]] * (i > 0 and words[i - 1].lower() in _MONTHS) + [words[i]] + unit)
-
-
-def _said_number(ask: Ask, said: Sequence[tuple[str, str]]) -> str:
-    """The number answering ``ask`` from ``said`` (sentence, the sentence before it): the sentence
-    sharing most key words, counting its own twice, those of the sentence before once."""
-    wanted = key_words(ask.text)
-    best, shared = None, 0
-    for sentence, before in said:
-        n = 2 * shared_words(wanted, content_words(sentence)) + shared_words(wanted, content_words(before))
-        if n > shared:
-            best, shared = sentence, n
-    return _number(best, ask) if best is not None else ""
 
 
 class ExtractiveAnswerer:
@@ -153,7 +144,8 @@ class ExtractiveAnswerer:
                 found = _best(ask, asked, lambda a: a[0].description)
                 out[ask.id] = person(found[1]) if found is not None and found[1] else ""
             else:
-                out[ask.id] = _said_number(ask, said)
+                found = _best(ask, said, lambda s: s[0], lambda s: s[1])
+                out[ask.id] = _number(found[0], ask) if found is not None else ""
         return out, {"backend": "extractive", "roster": len(output.context.roster),
                      "notes": "run" if output.notes is not None else "extracted"}
 
