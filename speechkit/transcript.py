@@ -25,6 +25,8 @@ class Segment:
 
     ``text`` is the segment's words joined by spaces; ``words`` carries per-word times where
     they are known (an STM line has text but no word times; an RTTM turn has neither).
+    ``backchannel``: a reference marks a listener's short response ("yeah", "mm-hmm") said over
+    someone else's turn (``speechkit score --exclude-backchannels`` leaves these out).
     """
 
     start: float
@@ -33,16 +35,17 @@ class Segment:
     text: str = ""
     words: tuple[Word, ...] = ()
     speaker_name: str | None = None
+    backchannel: bool = False
 
     @classmethod
     def from_words(cls, words: list[Word] | tuple[Word, ...], speaker: str,
-                   speaker_name: str | None = None) -> Segment:
+                   speaker_name: str | None = None, backchannel: bool = False) -> Segment:
         """A segment spanning ``words`` (which must have times)."""
         if not words:
             raise ValueError("a segment built from words needs at least one word")
         return cls(start=min(w.start for w in words), end=max(w.end for w in words),
                    speaker=speaker, text=" ".join(w.text for w in words),
-                   words=tuple(words), speaker_name=speaker_name)
+                   words=tuple(words), speaker_name=speaker_name, backchannel=backchannel)
 
     @property
     def duration(self) -> float:

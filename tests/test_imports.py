@@ -170,3 +170,18 @@ def test_the_check_finds_deferred_relative_and_submodule_cycles(tmp_path):
     assert "pkg.other" in graph["pkg.typed"]  # under TYPE_CHECKING: counted
     (pkg / "typed.py").write_text("import pkg.other\n")
     assert len(import_cycles(tmp_path, "pkg")) == 2
+
+
+#: The rule-based components developed on the ``tuned`` phrasing families (docs/synth.md): they
+#: must not read the generator's templates, so they reach no module of ``speechkit.synth``.
+RULE_BASED = ("speechkit.stages.summarize.extractive", "speechkit.steps.qa.extractive")
+
+
+def test_the_rule_based_backends_import_nothing_from_the_generator():
+    graph = import_graph(REPO, "speechkit")
+    for module in RULE_BASED:
+        reached = _reaches(graph, module)
+        assert "speechkit.text_similarity" in reached  # the check sees their imports, through others too
+        assert not {m for m in reached if _in(m, ("speechkit.synth",))}, module
+    graph["speechkit.text_similarity"]["speechkit.synth.pools"] = [1]  # an indirect import is caught
+    assert any(_in(m, ("speechkit.synth",)) for m in _reaches(graph, RULE_BASED[0]))

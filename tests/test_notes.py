@@ -122,7 +122,12 @@ def test_hallucinated_names_count_against_entity_precision(demo):
     names = vocabulary(demo)
     assert summary_names("Devon will ship it. Then Ryan and Sam fixed pacs.002 on Monday, with SettleMap.") == [
         "Ryan", "Sam", "pacs.002", "SettleMap"]
-    notes = Notes(summary="Renata asked about the Airflow DAG. Then Ryan and Sam fixed pacs.002 on Monday.")
+    # the demo's own names: a first name (opening the sentence, so not counted), a nickname, three terms
+    person = next(p for p in demo.people if p.nicknames)
+    terms = [t for t in demo.terms.jargon if " " not in t and summary_names(f"Then {t} here.") == [t]][:3]
+    assert len(terms) == 3 and "ryan" not in names
+    notes = Notes(summary=f"{person.name.split()[0]} asked about the {terms[0]} {terms[1]}. "
+                          f"Then Ryan and {person.nicknames[0]} fixed {terms[2]} on Monday.")
     scores = score_notes(notes, GoldNotes(), names, LexicalSimilarity())
     assert scores.details["unknown_names"] == ["Ryan"]
     assert scores.values()["summary_entity_precision"] == pytest.approx(4 / 5)
@@ -169,6 +174,9 @@ def _notes_file(tmp_path: Path, **changes) -> Path:
      "closed_action_items[0].assignee_id: unknown person id 'p9'"),
 ])
 def test_reader_errors_name_the_file_and_the_field(tmp_path, demo, changes, where):
+    name = demo.person("p3").name  # "Priya Whitfield" stands for whoever p3 is in the demo
+    changes, where = json.loads(json.dumps([changes, where]).replace("Priya Whitfield", name)
+                                .replace("Priya", name.split()[0]))
     path = _notes_file(tmp_path, **changes)
     with pytest.raises(FormatError) as caught:
         read_gold_notes(path, "m05", {p.id: p.name for p in demo.people})

@@ -225,3 +225,32 @@ def test_qa_cli_writes_qa_json_and_errors_in_one_line(demo, tmp_path, capsys):
     assert err.endswith("run.json: not found; name the run's workspace with --workspace")
     assert main(["qa", str(run), "--workspace", str(DEMO), "--set", "depth=2"]) == 2
     assert "qa.depth: unknown option" in capsys.readouterr().err
+
+
+def test_extractive_takes_asked_numbers_corrections_and_who_asked_from_the_turns():
+    """Tuned phrasing families: a number asked for and answered in the next turn, a number
+    corrected in the same turn, a volunteer's item (nobody asked) and an open call's (the host)."""
+    from speechkit.io.questions import Ask
+    from speechkit.io.run_output import MeetingOutput
+    from speechkit.meeting_context import NotesContext
+    from speechkit.steps.qa.extractive import ExtractiveAnswerer, ExtractiveQaOptions
+    from speechkit.transcript import Segment
+
+    turns = [("p2", "Renáta Hargrove", "What's the test batch at the moment?"),
+             ("p1", "Tobias Tanaka", "It's 2,500 messages."),
+             ("p3", "Samuel Sokolowski", "The rejection rate is 1.2%, sorry, 1.4%."),
+             ("p2", "Renáta Hargrove", "Can anyone write the validation rules for BIC? We need it by Friday."),
+             ("p3", "Samuel Sokolowski", "I'll take it."),
+             ("p1", "Tobias Tanaka", "I'll map the remaining pacs.008 fields by Monday.")]
+    transcript = Transcript("m1", [Segment(5.0 * i, 5.0 * i + 4, pid, text, speaker_name=name)
+                                   for i, (pid, name, text) in enumerate(turns)])
+    output = MeetingOutput("m1", transcript, None, NotesContext(roster=PEOPLE), 3, {})
+    asks = [Ask("q1", "number", "What is the test batch for SettleMap?"),
+            Ask("q2", "number", "What is the rejection rate for SettleMap?"),
+            Ask("q3", "who_asked", "Who asked for the action item to write the validation rules for BIC?"),
+            Ask("q4", "who_owns", "Who owns the action item to write the validation rules for BIC?"),
+            Ask("q5", "due", "When is the action item to write the validation rules for BIC due?"),
+            Ask("q6", "who_asked", "Who asked for the action item to map the remaining pacs.008 fields?")]
+    answers, _ = ExtractiveAnswerer(ExtractiveQaOptions()).answer(asks, output)
+    assert answers == {"q1": "2,500 messages", "q2": "1.4%", "q3": "Renáta Hargrove", "q4": "Samuel Sokolowski",
+                       "q5": "Friday", "q6": ""}

@@ -59,7 +59,7 @@ def test_placement_has_no_self_overlap_and_backchannels_overlay():
             turns.append(Turn("B" if turns[-1].speaker == "A" else "A", plain("yeah"), backchannel=True))
             utts.append(_utt(1))
         else:
-            turns.append(Turn("AB"[i % 2], plain(" ".join(["word"] * 12))))
+            turns.append(Turn("AB"[i % 2], plain(" ".join(["word"] * 12)), interruptible=True))
             utts.append(_utt(12))
     placed = place(turns, utts, rng)
     by_speaker: dict[str, list] = {}
@@ -202,8 +202,11 @@ def test_artifacts_mention_people_and_canonical_jargon(small_synth_workspace):
     ws = load_workspace(small_synth_workspace)
     text = "\n".join(a.read_text() for a in ws.artifacts)
     assert all(p.name in text for p in ws.people if any(p.id in m.attendees for m in ws.meetings))
-    assert all(term in text for term in ws.terms.jargon)
     truth = json.loads((small_synth_workspace / "truth" / "state.json").read_text())
+    focus = {pid for m in truth["meetings"] for pid in m["projects"]}
+    discussed = [t["canonical"] for p in truth["projects"] if p["id"] in focus for t in (p["name"], *p["jargon"])]
+    spoken = [t for m in ws.meetings for t in m.terms.jargon]
+    assert spoken and all(term in text for term in [*spoken, *discussed])
     assert all(item["description"] in text for item in truth["action_items"])
 
 

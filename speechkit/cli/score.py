@@ -97,6 +97,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--der-from-segments", action="store_true",
                    help="score DER/JER of a hypothesis without speaker turns (no RTTM) on its transcript "
                         "segments, which cut turns where words stop (default: DER/JER n/a for it)")
+    p.add_argument("--exclude-backchannels", action="store_true",
+                   help="leave the reference's backchannels (segments marked \"backchannel\": true) and the "
+                        "hypothesis words that transcribe them out of WER and the other word metrics")
     p.add_argument("--tcp-collar", metavar="S", type=_collar, default=TCP_COLLAR,
                    help=f"tcpWER collar in seconds (default {TCP_COLLAR:g})")
     add_bootstrap_options(p)
@@ -115,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
     options = ScoreOptions(collar=args.collar, tcp_collar=args.tcp_collar, resamples=args.resamples, seed=args.seed,
                            uem=read_uem(args.uem) if args.uem is not None else None,
-                           der_from_segments=args.der_from_segments)
+                           der_from_segments=args.der_from_segments,
+                           exclude_backchannels=args.exclude_backchannels)
     workspace_mode = args.workspace is not None or args.run is not None
     pair_mode = args.ref is not None or args.hyp is not None
     if workspace_mode == pair_mode:

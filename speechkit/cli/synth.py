@@ -4,6 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+#: speechkit.synth.acts.PHRASINGS (not imported here: building the parser loads no generator).
+PHRASINGS = ("tuned", "held-out", "all")
+
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
@@ -14,31 +17,62 @@ def add_parser(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--meetings", type=int, default=6, help="number of meetings (default 6)")
     p.add_argument("--people", type=int, default=6, help="number of people, 2-10, one distinct voice each (default 6)")
-    p.add_argument("--minutes", type=float, default=1.5, help="target length of each meeting in minutes (default 1.5)")
+    p.add_argument("--minutes", type=_minutes, default=1.5, metavar="X|PRESET",
+                   help="target length of each meeting in minutes, more than 0 and at most 30, or a preset: "
+                        "'paper' follows the OSynth paper's meeting lengths (stand-ups 12, reviews 20, 1:1s 16; "
+                        "docs/synth.md) (default 1.5)")
     p.add_argument("--difficulty", choices=("clean", "mixed", "hard"), default="mixed",
                    help="acoustics: clean close-talk mixes, hard (reverberant room, noise, remote participants "
                         "over a codec) or mixed, alternating (default mixed)")
     p.add_argument("--projects", type=int, default=3, help="number of projects, 1-5 (default 3)")
+    p.add_argument("--phrasing", choices=PHRASINGS, default="all",
+                   help="phrasing families the dialogue acts are written with: the tuned ones, the held-out ones "
+                        "(which no rule-based component may be developed on) or all (default all)")
     p.add_argument("--name", help="workspace name (default synth-SEED)")
     p.add_argument("--no-voice-check", action="store_true",
                    help="skip measuring voice similarity with Resemblyzer (faster; no similarity figures in metadata)")
+    p.add_argument("--paraphrase", action="store_true",
+                   help="rewrite each turn through the LLM the environment names ($SPEECHKIT_LLM_BASE_URL and "
+                        "$SPEECHKIT_LLM_MODEL, else the local server), keeping a rewrite only if every name, term, "
+                        "number, day and option survives as written and none is added; counts in truth/state.json")
+    p.add_argument("--llm-failures", choices=("fail", "allow"), default="fail",
+                   help="with --paraphrase: stop at an unreachable endpoint or a failed request (fail, default), "
+                        "or keep the template turn of every failed request and count it (allow)")
     p.set_defaults(handler=run)
+
+
+def _minutes(text: str) -> float | str:
+    from speechkit.synth.options import LENGTH_PRESETS, MAX_MINUTES
+
+    if text in LENGTH_PRESETS:
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= MAX_MINUTES:
+        raise argparse.ArgumentTypeError(f"expected minutes more than 0 and at most {MAX_MINUTES:g}, or a preset "
+                                         f"({', '.join(LENGTH_PRESETS)}), got {text[:40]!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from speechkit.errors import SpeechkitError
+    from speechkit.io.jsonfile import read_json
     from speechkit.io.names import id_problem
     from speechkit.synth import SynthOptions, synthesize_workspace
+    from speechkit.synth.paraphrase import ParaphraseOptions
 
-    if args.meetings < 1 or not 2 <= args.people <= 10 or args.minutes <= 0 or not 1 <= args.projects <= 5:
-        raise SpeechkitError("--meetings must be >= 1, --people 2-10, --minutes > 0 and --projects 1-5")
+    if args.meetings < 1 or not 2 <= args.people <= 10 or not 1 <= args.projects <= 5:
+        raise SpeechkitError("--meetings must be >= 1, --people 2-10 and --projects 1-5")
     if args.name is not None and id_problem(args.name):
         raise SpeechkitError(f"--name: {id_problem(args.name)}")
     options = SynthOptions(seed=args.seed, meetings=args.meetings, people=args.people, minutes=args.minutes,
                            difficulty=args.difficulty, projects=args.projects, name=args.name,
-                           check_voices=not args.no_voice_check)
+                           check_voices=not args.no_voice_check, phrasing=args.phrasing,
+                           paraphrase=ParaphraseOptions(failures=args.llm_failures) if args.paraphrase else None)
     steps = args.meetings + 1 + (0 if args.no_voice_check else 1)
     with tqdm(total=steps, desc="synth", unit="step", file=sys.stderr) as bar:
         def progress(step: str) -> None:
@@ -48,4 +82,9 @@ def run(args: argparse.Namespace) -> int:
         ws = synthesize_workspace(args.out, options, progress=progress)
     print(f"wrote workspace {ws.name!r}: {len(ws.people)} people, {len(ws.meetings)} meetings, "
           f"{len(ws.artifacts)} artifacts -> {ws.manifest_path}")
+    if args.paraphrase:
+        c = read_json(ws.root / ws.metadata["truth"])["paraphrase"]["total"]
+        print(f"paraphrase: {c['kept']} of {c['turns']} turns rewritten; template kept for {c['unchanged']} "
+              f"unchanged, {c['dropped']} that dropped an entity, {c['invented']} that added one, "
+              f"{c['drifted']} that said something else, {c['failed']} failed requests")
     return 0

@@ -1,9 +1,10 @@
 """SegLST JSON (the CHiME-7/8 and meeteval segment list): a list of segment objects.
 
 Each object has ``session_id``, ``speaker``, ``start_time``, ``end_time`` and ``words`` (a string).
-speechkit adds two optional keys that other SegLST readers ignore: ``speaker_name`` (the
-identified person's name) and ``word_times`` (one ``{"word", "start", "end", "confidence"}``
-object per word of ``words``).
+speechkit adds optional keys that other SegLST readers ignore: ``speaker_name`` (the
+identified person's name), ``word_times`` (one ``{"word", "start", "end", "confidence"}``
+object per word of ``words``) and, in references, ``backchannel`` (true for a listener's short
+response over someone else's turn; written only when true).
 """
 from __future__ import annotations
 
@@ -67,8 +68,11 @@ def _segment(obj: Any, path: Path | str, index: int) -> tuple[str, Segment]:
     name = obj.get("speaker_name")
     if name is not None and not isinstance(name, str):
         raise FormatError(path, f"expected a string or null, got {name!r}", field=f"[{index}].speaker_name")
+    backchannel = obj.get("backchannel", False)
+    if not isinstance(backchannel, bool):
+        raise FormatError(path, f"expected true or false, got {backchannel!r}", field=f"[{index}].backchannel")
     return obj["session_id"], Segment(start=start, end=end, speaker=obj["speaker"], text=" ".join(tokens),
-                                      words=words, speaker_name=name)
+                                      words=words, speaker_name=name, backchannel=backchannel)
 
 
 def parse_seglst(text: str, path: str | Path = "<seglst>") -> dict[str, Transcript]:
@@ -102,6 +106,8 @@ def to_seglst(transcripts: list[Transcript]) -> list[dict]:
                                    "words": s.text}
             if s.speaker_name is not None:
                 obj["speaker_name"] = s.speaker_name
+            if s.backchannel:
+                obj["backchannel"] = True
             if s.words and all(w.start is not None and w.end is not None for w in s.words):
                 obj["word_times"] = [{"word": w.text, "start": round(w.start, 3), "end": round(w.end, 3),
                                       "confidence": None if w.confidence is None else round(w.confidence, 4)}

@@ -24,6 +24,8 @@ class ScoreOptions:
     (:func:`speechkit.text_similarity.text_similarity`: ``auto`` takes the sentence embedder when
     it is installed, else the lexical measure). ``der_from_segments``: where the hypothesis has no
     speaker turns (an RTTM), score DER/JER on its transcript segments (else they are n/a).
+    ``exclude_backchannels``: leave the reference's backchannel segments, and the hypothesis words
+    that transcribe them, out of the word metrics (:mod:`speechkit.metrics.backchannels`).
     """
 
     collar: float = COLLAR
@@ -33,6 +35,7 @@ class ScoreOptions:
     similarity: Literal["auto", "embedding", "lexical"] = "auto"
     uem: Uem | None = None
     der_from_segments: bool = False
+    exclude_backchannels: bool = False
 
     def __post_init__(self) -> None:
         if self.similarity not in ("auto", "embedding", "lexical"):
@@ -55,6 +58,7 @@ class ScoreOptions:
                                f"(pyannote.metrics collar={2 * self.collar}, total width); skip_overlap false",
             "der_uem": self.uem.path if self.uem else None,
             "der_from_segments": self.der_from_segments,
+            "exclude_backchannels": self.exclude_backchannels,
             "tcpwer_collar_s": self.tcp_collar,
             "bootstrap": {"resamples": self.resamples, "seed": self.seed, "unit": "meeting",
                           "rng": "numpy.random.default_rng", "percentiles": list(PERCENTILES)},

@@ -17,8 +17,10 @@ from speechkit.io import format_of, read_transcripts
 from speechkit.io.names import child_path, id_problem
 from speechkit.io.references import CAPABILITIES, empty, meeting_reference, pick, reference_turns, sessions
 from speechkit.io.run_folder import TURNS_RTTM, RunFolder
+from speechkit.metrics.backchannels import without_backchannels
 from speechkit.metrics.family import MeetingInputs
 from speechkit.metrics.options import ScoreOptions
+from speechkit.transcript import Transcript
 from speechkit.workspace import Person, Workspace
 
 HYPOTHESIS_SUFFIXES = (".json", ".seglst.json")
@@ -34,6 +36,14 @@ def hypothesis_path(run: RunFolder, meeting_id: str) -> Path:
             return path
     raise FormatError(candidates[0], f"no hypothesis for meeting {meeting_id!r}: expected the SegLST file "
                                      f"{candidates[0]} (or {candidates[1].name})")
+
+
+def _words_scored(ref: Transcript | None, hyp: Transcript,
+                  options: ScoreOptions) -> tuple[Transcript | None, Transcript]:
+    """The reference and hypothesis the word metrics score: without backchannels when asked."""
+    if ref is None or not options.exclude_backchannels:
+        return ref, hyp
+    return without_backchannels(ref, hyp)
 
 
 def workspace_inputs(ws: Workspace, run: RunFolder, options: ScoreOptions) -> list[MeetingInputs]:
@@ -58,6 +68,7 @@ def workspace_inputs(ws: Workspace, run: RunFolder, options: ScoreOptions) -> li
         rttm = run.transcript(meeting.id, TURNS_RTTM.suffix)
         hyp_turns = (pick(rttm, meeting.id, remarks=remarks) if rttm.is_file()
                      else hyp if options.der_from_segments else None)
+        ref, hyp = _words_scored(ref, hyp, options)
         out.append(MeetingInputs(meeting.id, hyp, ref, turns, meeting.terms, remarks=tuple(remarks),
                                  hypothesis_turns=hyp_turns))
     return out
@@ -119,7 +130,8 @@ def pair_inputs(reference: Path, hypothesis: Path, session: str | None, options:
                                           f"(hypothesis sessions: {sessions(hyps)})")
         ref = refs[sid]
         hyp = hyp if hyp.session_id == sid else replace(hyp, session_id=sid)
-        pairs.append(MeetingInputs(sid, hyp, ref, ref, None, hypothesis_has_names=named,
+        words_ref, words_hyp = _words_scored(ref, hyp, options)
+        pairs.append(MeetingInputs(sid, words_hyp, words_ref, ref, None, hypothesis_has_names=named,
                                    hypothesis_turns=hyp if hyp_fmt == "rttm" or options.der_from_segments else None,
                                    remarks=tuple(remarks)))
     people = {label: Person(id=label, name=label.replace("_", " ")) for ref in refs.values() for label in ref.speakers}

@@ -1,32 +1,55 @@
-"""Meetings as turns, written from the latent state with templates and a seeded generator.
+"""Meetings as turns, written from the latent state: a sequence of dialogue acts, each realised
+by a phrasing family (:mod:`speechkit.synth.acts`, :mod:`speechkit.synth.families`).
 
 Each turn is a list of :class:`~speechkit.synth.spoken.Piece` objects, so the same turn gives
-the canonical written form, the verbatim spoken form (with disfluencies and repetitions) and
-the TTS form. Writing a meeting advances the latent state: it opens and closes action items
-and records decisions.
+the canonical written form, the verbatim spoken form (with disfluencies, repetitions and
+restarts) and the TTS form. Writing a meeting advances the latent state: it opens and closes
+action items, records decisions and records, per act, the family that realised it, its lines
+and any correction (``LatentState.acts``).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from speechkit.synth import pools
+from speechkit.synth.acts import LATER, ActRecord, Family, FamilyCycle
+from speechkit.synth.disfluency import disfluent
 from speechkit.synth.spoken import Piece, canonical_text, filler, plain, verbatim_words
-from speechkit.synth.state import ActionItem, Decision, LatentState, MeetingPlan, Persona, Project, Term
+from speechkit.synth.state import ActionItem, Decision, LatentState, MeetingPlan, Persona, Project, Term, slip
 
 WORDS_PER_MINUTE = 140
 _SLOT = re.compile(r"^(.*?)\{(\w+)\}(.*)$")
+_DISFLUENCY = re.compile(r"^\[([\w']+)\]$")
+#: Acts whose turns carry no fact a gold note or question depends on: the mix may cut them short.
+INTERRUPTIBLE = frozenset({"greeting", "small_talk", "status", "aside", "closing"})
+#: The moves of each meeting kind, cycled over its projects; ``assign`` is a request, a volunteer
+#: or an assignment to someone absent.
+MOVES = {"standup": ("status", "assign", "number", "aside", "question", "assign"),
+         "review": ("status", "decision", "assign", "number", "question", "aside", "assign", "decision"),
+         "1:1": ("status", "assign", "question", "decision", "number", "aside")}
+ASSIGN_ACTS = (("request", 0.45), ("volunteer", 0.3), ("absent", 0.25))
+#: At most this many open items of earlier meetings are checked on at the start of a meeting.
+MAX_FOLLOW_UPS = 3
 
 
 @dataclass
 class Turn:
-    """One turn of one person; ``backchannel`` turns are placed over the floor holder's speech."""
+    """One turn of one person.
+
+    ``backchannel`` turns are placed over the floor holder's speech; an ``overlaps`` turn starts
+    before the previous turn ends (a written interruption); ``act`` is the id of the act record
+    the turn realises; ``interruptible``: the mix may cut the turn short.
+    """
 
     speaker: str
     pieces: list[Piece]
     backchannel: bool = False
+    overlaps: bool = False
+    act: str = ""
+    interruptible: bool = False
 
     @property
     def words(self) -> list[str]:
@@ -37,13 +60,17 @@ def _term_piece(term: Term, suffix: str) -> Piece:
     say = term.tts.split()
     say[-1] += suffix
     return Piece(canonical=term.canonical + suffix, words=tuple(term.spoken.split()), say=tuple(say),
-                 term=term.canonical)
+                 term=None if term.kind == "slip" else term.canonical)
 
 
 def render(template: str, slots: dict[str, object]) -> list[Piece]:
-    """Pieces for a template; ``{x}`` slots hold a Term, a Persona (said by first name) or text."""
+    """Pieces for a template; ``{x}`` slots hold a Term, a Persona (said by first name) or text
+    (rendered in turn); a ``[word]`` token is a disfluency."""
     out: list[Piece] = []
     for token in template.split():
+        if d := _DISFLUENCY.match(token):
+            out.append(filler(d.group(1)))
+            continue
         m = _SLOT.match(token)
         if not m:
             out.extend(plain(token))
@@ -60,29 +87,31 @@ def render(template: str, slots: dict[str, object]) -> list[Piece]:
     return out
 
 
-def disfluent(pieces: list[Piece], person: Persona, rng: np.random.Generator) -> list[Piece]:
-    """Insert fillers (um, uh) and word repetitions at the person's rates."""
-    if len(pieces) < 4:
-        return pieces
-    out: list[Piece] = []
-    for i, piece in enumerate(pieces):
-        if i > 0 and piece.term is None and rng.random() < person.filler_rate:
-            out.append(filler("um" if rng.random() < 0.5 else "uh"))
-        if piece.term is None and len(piece.words) == 1 and rng.random() < person.repeat_rate:
-            out.append(filler(piece.words[0]))
-        out.append(piece)
-    return out
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def gerund(task: str) -> str:
+    """A task (a verb phrase, "map the fields") as a noun phrase ("mapping the fields")."""
+    verb, _, rest = task.partition(" ")
+    if verb in ("set", "run"):
+        verb += verb[-1]
+    elif verb.endswith("e") and not verb.endswith("ee"):
+        verb = verb[:-1]
+    return f"{verb}ing {rest}".strip()
 
 
 class _MeetingWriter:
-    """Writes one meeting's turns; holds the meeting's generator and running word count."""
+    """Writes one meeting's turns; holds the meeting's generator, the workspace's family cycle
+    and the later parts of acts still to be said."""
 
     def __init__(self, state: LatentState, plan: MeetingPlan, rng: np.random.Generator,
-                 cursors: dict[str, list[Term]]) -> None:
-        self.state, self.plan, self.rng, self.cursors = state, plan, rng, cursors
+                 cursors: dict[str, list[Term]], cycle: FamilyCycle) -> None:
+        self.state, self.plan, self.rng, self.cursors, self.cycle = state, plan, rng, cursors, cycle
         self.turns: list[Turn] = []
         self.people = [state.person(pid) for pid in plan.attendees]
         self.host = state.person(plan.host)
+        self.pending: list[tuple[int, ActRecord, list[tuple[str, str]], dict, dict]] = []
 
     def pick(self, options):
         return options[int(self.rng.integers(len(options)))]
@@ -91,15 +120,8 @@ class _MeetingWriter:
         """How others call a person: the nickname half of the time when there is one."""
         return person.nickname if person.nickname and self.rng.random() < 0.5 else person.first_name
 
-    def say(self, speaker: Persona, template: str, **slots: object) -> None:
-        pieces = disfluent(render(template, slots), speaker, self.rng)
-        self.turns.append(Turn(speaker.id, pieces))
-
-    def backchannel(self, floor: Persona) -> None:
-        listeners = [p for p in self.people if p.id != floor.id]
-        if listeners and self.rng.random() < 0.6:
-            who = self.pick(listeners)
-            self.turns.append(Turn(who.id, plain(self.pick(who.backchannels)), backchannel=True))
+    def others(self, *exclude: Persona) -> list[Persona]:
+        return [p for p in self.people if p not in exclude] or self.people
 
     def next_term(self, project: Project, kind: str) -> Term:
         """Cycle through a project's jargon (or numbers) so a workspace covers many distinct terms."""
@@ -109,125 +131,228 @@ class _MeetingWriter:
             self.cursors[key] = [pool[i] for i in self.rng.permutation(len(pool))]
         return self.cursors[key].pop(0)
 
-    def others(self, *exclude: Persona) -> list[Persona]:
-        return [p for p in self.people if p not in exclude] or self.people
+    def fresh(self, project: Project, templates: tuple, taken: set[str]) -> tuple:
+        """A template (a task, or a decision's ``(question, options)``) and a jargon term whose
+        canonical text is not in ``taken`` (what the meeting already assigned or decided), so no
+        question about the meeting has two answers; the last draw when every one is taken."""
+        for _ in range(2 * len(project.jargon)):
+            template, j = self.pick(templates), self.next_term(project, "jargon")
+            text = template[0] if isinstance(template, tuple) else template
+            if canonical_text(render(text, {"j": j})) not in taken:
+                break
+        return template, j
 
     @property
     def word_count(self) -> int:
         return sum(len(t.words) for t in self.turns)
 
-    # --- moves -------------------------------------------------------------------------------
+    # --- acts ----------------------------------------------------------------------------------
 
-    def opening(self) -> None:
-        if self.plan.kind == "1:1":
-            other = self.others(self.host)[0]
-            self.say(self.host, self.pick(("Hey {x}, thanks for making time.", "Hi {x}, how's your week going?")),
-                     x=self.address(other))
-            self.say(other, self.pick(("Hey. Yeah, good, busy.", "Hi. Pretty good, thanks.")))
-        else:
-            self.say(self.host, self.pick(("Okay, let's get started.", "Morning everyone, let's keep this quick.",
-                                           "Alright, I think we have everyone. Let's start.")))
-            self.say(self.pick(self.others(self.host)), self.pick(("Morning.", "Hi everyone.", "Sounds good.")))
+    def cast(self, who: Persona | None = None, host: Persona | None = None) -> tuple[dict, dict]:
+        """The roles of an act (host, who, alt when there is a third attendee, absent when someone
+        is not in the meeting) and the slots naming them."""
+        host = host or self.host
+        who = who if who is not None and who != host else self.pick(self.others(host))
+        roles: dict[str, Persona] = {"host": host, "who": who}
+        third = [p for p in self.people if p not in (host, who)]
+        if third:
+            roles["alt"] = self.pick(third)
+        absent = [p for p in self.state.people if p.id not in self.plan.attendees]
+        if absent:
+            roles["absent"] = self.pick(absent)
+        slots: dict[str, object] = {"x": self.address(who), "h": self.address(host),
+                                    "z": self.pick([p for p in self.state.people if p not in (who, host)]
+                                                   or self.state.people)}
+        if "alt" in roles:
+            slots["y"] = self.address(roles["alt"])
+        if "absent" in roles:
+            slots["a"] = roles["absent"].first_name
+        return roles, slots
+
+    def perform(self, act: str, roles: dict[str, Persona], slots: dict[str, object]) -> tuple[Family, ActRecord] | None:
+        """Realise ``act`` with the next fitting family; its part after :data:`LATER` waits for
+        the next act. None when no family fits the roles and slots."""
+        family = self.cycle.next(act, set(roles), set(slots))
+        if family is None:
+            return None
+        record = ActRecord(id=f"{self.plan.id}-{len(self.state.acts) + 1:03d}", meeting=self.plan.id, act=act,
+                           family=family.id, split=family.split)
+        self.state.acts.append(record)
+        lines = list(family.lines)
+        later = lines.index(LATER) if LATER in lines else len(lines)
+        self.speak(record, lines[:later], roles, slots)
+        if later < len(lines):
+            self.pending.append((len(self.state.acts), record, lines[later + 1:], roles, slots))
+        return family, record
+
+    def speak(self, record: ActRecord, lines: list[tuple[str, str]], roles: dict, slots: dict) -> None:
+        for role, template in lines:
+            speaker = roles[role.lstrip("~")]
+            pieces = render(template, slots)
+            first = pieces[0]
+            if first.term is None and first.canonical and first.canonical[0].islower():
+                pieces[0] = replace(first, canonical=_capital(first.canonical))
+            pieces = disfluent(pieces, speaker, self.rng)
+            self.turns.append(Turn(speaker.id, pieces, overlaps=role.startswith("~"), act=record.id,
+                                   interruptible=record.act in INTERRUPTIBLE))
+            record.lines.append({"speaker": speaker.id, "text": canonical_text(pieces)})
+            if len(pieces) >= 8:
+                self.backchannel(speaker)
+
+    def returns(self, every: bool = False) -> None:
+        """Say the later parts of acts another act has come after since (topic returns); with
+        ``every``, all of them."""
+        due = [p for p in self.pending if every or p[0] < len(self.state.acts)]
+        self.pending = [p for p in self.pending if p not in due]
+        for _, record, lines, roles, slots in due:
+            self.speak(record, lines, roles, slots)
+
+    def backchannel(self, floor: Persona) -> None:
+        listeners = [p for p in self.people if p.id != floor.id]
+        if listeners and self.rng.random() < 0.5:
+            who = self.pick(listeners)
+            self.turns.append(Turn(who.id, plain(self.pick(who.backchannels)), backchannel=True))
+
+    def simple(self, act: str) -> None:
+        """An act with no fact: greeting, small talk, closing."""
+        self.perform(act, *self.cast())
 
     def status(self, project: Project) -> None:
         owner = self.state.person(project.owner)
-        who = owner if owner in self.people and owner != self.host else self.pick(self.others(self.host))
-        j1, j2, j3 = (self.next_term(project, "jargon") for _ in range(3))
-        n = self.next_term(project, "number")
-        self.say(self.host, self.pick(("{x}, where are we on {p}?", "{x}, can you give us a quick update on {t}?",
-                                       "So {x}, how is {p} going?")),
-                 x=self.address(who), p=project.name, t=project.topic)
+        roles, slots = self.cast(who=owner if owner in self.people else None)
         a, b = self.rng.choice(len(project.statuses), size=2, replace=False)
         first, second = project.statuses[a], project.statuses[b].replace("{j}", "{k}")
-        unit = f" {n.unit}" if n.unit else ""
-        self.say(who, f"So {first}, and {second}. {{nt}} is {{n}}{unit} right now.",
-                 j=j1, k=j3, nt=n.topic.capitalize(), n=n)
-        self.backchannel(who)
-        if len(self.people) > 2 and self.rng.random() < 0.7:
-            asker = self.pick(self.others(who))
-            self.say(asker, self.pick(("Is {j} part of that as well?", "And what about {j}?",
-                                       "Sorry, does that include {j}?")), j=j2)
-            self.say(who, self.pick(("Yeah, {j} too. I talked to {y} about it yesterday.",
-                                     "Not yet, {j} is next. {y} is helping with that.",
-                                     "Partly. {j} still needs a review from {y}.")),
-                     j=j2, y=self.pick([p for p in self.state.people if p.id != who.id]))
+        slots.update(p=project.name, t=project.topic, j=self.next_term(project, "jargon"),
+                     k=self.next_term(project, "jargon"), s=first, s2=second, S=_capital(first), S2=_capital(second))
+        self.perform("status", roles, slots)
+
+    def assign(self, project: Project) -> None:
+        """Open an action item: a request, a volunteer or an assignment to someone absent."""
+        names, weights = zip(*ASSIGN_ACTS)
+        act = str(self.rng.choice(names, p=np.array(weights) / sum(weights)))
+        roles, slots = self.cast()
+        opened = {a.description for a in self.state.action_items if a.opened_in == self.plan.id}
+        task, j = self.fresh(project, project.tasks, opened)
+        d, d0 = (pools.WEEKDAYS[i] for i in self.rng.choice(len(pools.WEEKDAYS), size=2, replace=False))
+        slots.update(task=task, job=gerund(task), j=j, d=d, d0=d0)
+        done = self.perform(act, roles, slots) or self.perform("request", roles, slots)
+        if done is None:
+            return
+        family, record = done
+        owner = roles[family.owner]
+        item = ActionItem(id=f"a{len(self.state.action_items) + 1}", project=project.id, assignee=owner.id,
+                          task=task, term=j.canonical, description=canonical_text(render(task, {"j": j})), due=d,
+                          opened_in=self.plan.id, requested_by=roles["host"].id if family.asked else None)
+        self.state.action_items.append(item)
+        record.target = item.id
+        if family.corrects == "due":
+            record.correction = {"field": "due", "first": d0, "final": d}
 
     def follow_up(self) -> bool:
+        """Check on the first open item of an earlier meeting whose owner is here; False: none."""
         open_items = [a for a in self.state.action_items if a.closed_in is None
-                      and a.assignee in self.plan.attendees and a.opened_in != self.plan.id]
+                      and a.assignee in self.plan.attendees and a.opened_in != self.plan.id
+                      and not any(r.act == "follow_up" and r.target == a.id and r.meeting == self.plan.id
+                                  for r in self.state.acts)]
         if not open_items:
             return False
         item = open_items[0]
         who = self.state.person(item.assignee)
         asker = self.host if who != self.host else self.pick(self.others(who))
+        roles, slots = self.cast(who=who, host=asker)
         project = self.state.project(item.project)
-        term = next(t for t in project.jargon if t.canonical == item.term)
-        self.say(asker, "{x}, did you get a chance to " + item.task + "?", x=self.address(who), j=term)
-        if self.rng.random() < 0.7:
-            status = self.pick(project.statuses)
-            self.say(who, "Yes, that's done. " + status[0].upper() + status[1:] + ".",
-                     j=self.next_term(project, "jargon"))
-            item.closed_in = self.plan.id
-        else:
-            self.say(who, "Not yet, I'm waiting on {y} for {j}. Should be done by {d}.",
-                     y=self.pick([p for p in self.state.people if p.id != who.id]),
-                     j=self.next_term(project, "jargon"), d=self.pick(pools.WEEKDAYS))
+        status = self.pick(project.statuses).replace("{j}", "{k}")
+        slots.update(task=item.task, job=gerund(item.task), k=self.next_term(project, "jargon"), d=item.due,
+                     j=next(t for t in project.jargon if t.canonical == item.term), S=_capital(status))
+        done = self.perform("follow_up", roles, slots)
+        if done is not None:
+            done[1].target = item.id
+            if done[0].outcome == "done":
+                item.closed_in = self.plan.id
         return True
 
     def decision(self, project: Project) -> None:
-        j = self.next_term(project, "jargon")
-        question, options = self.pick(project.decisions)
-        first, second = options
-        self.say(self.host, f"We need to decide on {question}. It's either {first} or {second}.", j=j)
-        voter = self.pick(self.others(self.host))
-        choice = self.pick(options)
+        roles, slots = self.cast()
+        decided = {d.question for d in self.state.decisions if d.meeting == self.plan.id}
+        (question, options), j = self.fresh(project, project.decisions, decided)
+        c = int(self.rng.integers(2))
+        slots.update(q=question, c=options[c], c0=options[1 - c], j=j)
+        done = self.perform("decision", roles, slots)
+        if done is None:
+            return
+        family, record = done
+        text = {k: canonical_text(render(v, {"j": j})) for k, v in (("q", question), ("c", options[c]),
+                                                                     ("c0", options[1 - c]))}
+        decision = Decision(id=f"d{len(self.state.decisions) + 1}", project=project.id, question=text["q"],
+                            choice=text["c"], meeting=self.plan.id)
+        self.state.decisions.append(decision)
+        record.target = decision.id
+        if family.corrects == "choice":
+            record.correction = {"field": "choice", "first": text["c0"], "final": text["c"]}
+
+    def _number_slots(self, project: Project, slots: dict) -> Term:
         n = self.next_term(project, "number")
+        n0 = slip(n, self.rng)
         unit = f" {n.unit}" if n.unit else ""
-        self.say(voter, f"I'd go with {choice}. The other option means more work for {{y}}, "
-                        f"and {{nt}} stays at {{n}}{unit}.",
-                 y=self.pick(self.state.people), j=j, nt=n.topic, n=n)
-        self.backchannel(voter)
-        self.say(self.host, f"Okay, let's go with {choice} then.", j=j)
-        self.state.decisions.append(Decision(
-            id=f"d{len(self.state.decisions) + 1}", project=project.id,
-            question=canonical_text(render(question, {"j": j})),
-            choice=canonical_text(render(choice, {"j": j})), meeting=self.plan.id))
+        slots.update(n=n, n0=n0, N="{n}" + unit, N0="{n0}" + unit, nt=n.topic, Nt=_capital(n.topic))
+        return n
 
-    def assign(self, project: Project) -> None:
-        who = self.pick(self.others(self.host)) if len(self.people) > 1 else self.host
-        j = self.next_term(project, "jargon")
-        task = self.pick(project.tasks)
-        day = self.pick(pools.WEEKDAYS)
-        self.say(self.host, "{x}, can you " + task + " by {d}?", x=self.address(who), j=j, d=day)
-        self.say(who, self.pick(("Sure, I'll " + task + " by {d}.", "Yeah, I can do that.",
-                                 "Okay. I'll loop in {y} on {j} too.")),
-                 j=j, d=day, y=self.pick([p for p in self.state.people if p.id != who.id]))
-        self.state.action_items.append(ActionItem(
-            id=f"a{len(self.state.action_items) + 1}", project=project.id, assignee=who.id, task=task,
-            term=j.canonical, description=canonical_text(render(task, {"j": j})), due=day, opened_in=self.plan.id))
+    def number(self, project: Project) -> None:
+        owner = self.state.person(project.owner)
+        roles, slots = self.cast(who=owner if owner in self.people else None)
+        n = self._number_slots(project, slots)
+        done = self.perform("number", roles, slots)
+        if done is not None:
+            done[1].target = n.canonical
+            if done[0].corrects == "number":
+                done[1].correction = {"field": "number", "first": slots["n0"].canonical, "final": n.canonical}
 
-    def closing(self) -> None:
-        self.say(self.host, self.pick(("Okay, I think that's it. Thanks everyone.", "Great, thanks all.",
-                                       "Alright, that's all I had. Thanks.")))
-        self.say(self.pick(self.others(self.host)), self.pick(("Thanks.", "Thanks, bye.", "Cheers.")))
+    def question(self, project: Project) -> None:
+        owner = self.state.person(project.owner)
+        roles, slots = self.cast(who=owner if owner in self.people else None)
+        n = self._number_slots(project, slots)
+        slots["j"] = self.next_term(project, "jargon")
+        done = self.perform("question", roles, slots)
+        if done is not None and "N" in done[0].slots:
+            done[1].target = n.canonical
+
+    def aside(self, project: Project) -> None:
+        """Something that sounds like an action item and is not one."""
+        roles, slots = self.cast()
+        slots.update(task=self.pick(project.tasks), j=self.next_term(project, "jargon"))
+        others = [a for a in self.state.action_items if a.closed_in is None and a.opened_in != self.plan.id
+                  and a.assignee not in self.plan.attendees]
+        if others:
+            item = others[0]
+            owner_project = self.state.project(item.project)
+            slots.update(o=self.state.person(item.assignee).first_name, otask=item.task.replace("{j}", "{ot}"),
+                         ot=next(t for t in owner_project.jargon if t.canonical == item.term), od=item.due)
+        self.perform("aside", roles, slots)
 
 
 def write_meeting(state: LatentState, plan: MeetingPlan, minutes: float, rng: np.random.Generator,
-                  cursors: dict[str, list[Term]]) -> list[Turn]:
-    """The turns of one meeting, about ``minutes`` long; updates the state's items and decisions."""
-    w = _MeetingWriter(state, plan, rng, cursors)
+                  cursors: dict[str, list[Term]], cycle: FamilyCycle) -> list[Turn]:
+    """The turns of one meeting, about ``minutes`` long; updates the state's items, decisions and acts."""
+    w = _MeetingWriter(state, plan, rng, cursors, cycle)
     target = minutes * WORDS_PER_MINUTE
-    w.opening()
-    while w.follow_up() and w.word_count < target / 2:
-        pass
+    w.simple("greeting")
+    if rng.random() < 0.5:
+        w.simple("small_talk")
+    for _ in range(MAX_FOLLOW_UPS):
+        if w.word_count >= target / 2 or not w.follow_up():
+            break
+        w.returns()
     projects = [state.project(pid) for pid in plan.projects]
+    moves = MOVES[plan.kind]
     step = 0
     while w.word_count < target:
-        project = projects[step % len(projects)]
-        move = ("status", "assign", "decision")[step % 3] if plan.kind != "standup" else ("status", "assign")[step % 2]
-        getattr(w, move)(project)
+        getattr(w, moves[step % len(moves)])(projects[step % len(projects)])
+        w.returns()
+        if rng.random() < 0.08:
+            w.simple("small_talk")
         step += 1
-    w.closing()
+    w.returns(every=True)
+    w.simple("closing")
     return w.turns
 
 

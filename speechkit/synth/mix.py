@@ -3,9 +3,12 @@
 Follows the OSynth paper (App. "Floor-transfer offsets", "Substantive turn-level overlap",
 "Backchannels"): speaker changes draw a floor-transfer offset (FTO) from a mixture (short gaps,
 a tail of long pauses, a negative component giving brief overlaps); same-speaker continuations
-draw short pauses; some speaker changes interrupt, truncating the previous turn at a word;
-backchannels overlay the floor holder's turn without advancing the clock. A final sweep drops
-any backchannel that would make a person overlap themselves.
+draw short pauses; some speaker changes interrupt a turn that carries no fact (``Turn.interruptible``),
+truncating it at a word while its last one or two words still overlap the interrupter; a turn
+written as an interruption (``Turn.overlaps``) starts two or three words before the end of the
+unfinished turn it cuts into, so both are heard at once; backchannels overlay the floor holder's
+turn without advancing the clock. A final sweep drops any backchannel that would make a person
+overlap themselves.
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ class TimingOptions:
     pause: tuple[float, float] = (0.15, 0.6)   # same-speaker continuation
     interrupt_p: float = 0.08         # interruptions truncate the previous turn at a word
     min_interrupt_words: int = 8
+    overlap_words: tuple[int, int] = (2, 4)   # a written interruption overlaps 2-3 words (end excluded)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -120,10 +124,15 @@ def place(turns: list[Turn], utterances: list[Utterance], rng: np.random.Generat
             continue
         if last is None:
             start = options.lead_in
-        elif (last.speaker != turn.speaker and rng.random() < options.interrupt_p
+        elif turn.overlaps and last.speaker != turn.speaker:
+            # a written interruption: start inside the last words of the (unfinished) previous turn
+            back = min(len(last.spans), int(rng.integers(*options.overlap_words)))
+            start = last.spans[-back][0]
+        elif (last.speaker != turn.speaker and last.turn.interruptible and rng.random() < options.interrupt_p
               and len(last.spans) >= options.min_interrupt_words
               and (kept := _truncate(last, rng)) is not None):
-            start = last.spans[kept][0] + 0.5 * (last.spans[kept][1] - last.spans[kept][0])
+            # the interrupted speaker goes on for a word or two under the interruption, then stops
+            start = last.spans[max(kept - int(rng.integers(0, options.overlap_words[0])), 0)][0] + 0.05
         else:
             start = last.end + _sample_fto(rng, last.speaker == turn.speaker, options)
             start = max(start, last.spans[0][0] + 0.3)
@@ -135,6 +144,23 @@ def place(turns: list[Turn], utterances: list[Utterance], rng: np.random.Generat
     # Truncation can leave a backchannel after its own speaker's next turn began: drop those.
     kept = [p for p in placed if not (p.turn.backchannel and _overlaps_self(p, placed))]
     return sorted(kept, key=lambda p: (p.start, p.speaker))
+
+
+def overlap_share(placed: list[Placed], step: float = 0.01) -> float:
+    """The share of the time anyone speaks (inside a word) in which two or more people speak."""
+    if not placed:
+        return 0.0
+    length = int(np.ceil(max(p.end for p in placed) / step)) + 1
+    count = np.zeros(length, np.int16)
+    for speaker in {p.speaker for p in placed}:
+        mask = np.zeros(length, bool)
+        for p in placed:
+            if p.speaker == speaker:
+                for s, e in p.spans:
+                    mask[int(s / step):int(np.ceil(e / step))] = True
+        count += mask
+    speech = int((count > 0).sum())
+    return round(float((count > 1).sum()) / speech, 4) if speech else 0.0
 
 
 def tracks(placed: list[Placed], tail: float = TimingOptions.tail) -> dict[str, np.ndarray]:

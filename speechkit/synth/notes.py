@@ -31,10 +31,11 @@ def _item(raw: Mapping[str, Any], people: Mapping[str, Mapping[str, Any]]) -> Ac
 def _item_fact(kind: str, raw: Mapping[str, Any], people: Mapping[str, Mapping[str, Any]]) -> Fact:
     name = people[raw["assignee"]]["name"]
     if kind == "action_item":
-        text = f"{name} is to {raw['description']} by {raw['due']}."
-    else:
-        text = f"{name} has done the action item to {raw['description']}."
-    return Fact(kind, text, (name.split()[0], raw["term"]))
+        # the due day is a key entity of an item written with a requester (a state written
+        # before requested_by, the demo's first, keeps its two entities)
+        due = (raw["due"],) if "requested_by" in raw else ()
+        return Fact(kind, f"{name} is to {raw['description']} by {raw['due']}.", (name.split()[0], raw["term"], *due))
+    return Fact(kind, f"{name} has done the action item to {raw['description']}.", (name.split()[0], raw["term"]))
 
 
 def _decision_fact(raw: Mapping[str, Any], jargon: Sequence[str]) -> Fact:

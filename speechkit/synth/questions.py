@@ -1,9 +1,11 @@
 """Gold questions of synthetic meetings, derived from the latent state (``truth/state.json``).
 
 Per meeting, in this order: for each action item it opened, who owns it (``who_owns``), when it
-is due (``due``) and who asked for it (``who_asked``: the host, who hands out the items); for
-each decision, what it chose (``decision``); for each project number stated in it, its value
-with its unit (``number``). A question whose text two facts of the meeting would answer
+is due (``due``: the final day, after any correction) and who asked for it (``who_asked``: the
+item's ``requested_by``; none for an item its owner took on unasked); for
+each decision, what it chose (``decision``: the final choice, after any reversal); for each
+project number stated in it, its value with its unit (``number``: the corrected value where a
+number was misspoken and corrected). A question whose text two facts of the meeting would answer
 differently (the same task given to two people) is left out. Written to
 ``meetings/<id>/questions.json`` (:mod:`speechkit.io.questions`, docs/workspace-format.md).
 """
@@ -30,7 +32,9 @@ def _candidates(truth: Mapping[str, Any], meeting: str, numbers: Sequence[str]) 
         task = f"the action item to {item['description']}"
         out.append(("who_owns", f"Who owns {task}?", *_person(people[item["assignee"]])))
         out.append(("due", f"When is {task} due?", item["due"], (Entity.of("day", value=item["due"]),)))
-        out.append(("who_asked", f"Who asked for {task}?", *_person(people[plan["host"]])))
+        asker = item.get("requested_by", plan["host"])  # a state written before requested_by: the host
+        if asker is not None:
+            out.append(("who_asked", f"Who asked for {task}?", *_person(people[asker])))
     for d in (d for d in truth["decisions"] if d["meeting"] == meeting):
         out.append(("decision", f"What was decided about {d['question']}?", d["choice"],
                     (Entity.of("choice", text=d["choice"]),)))

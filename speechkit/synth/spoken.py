@@ -16,7 +16,7 @@ _ONES = ("zero one two three four five six seven eight nine ten eleven twelve th
 _TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 _ORDINAL = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth",
             "nine": "ninth", "twelve": "twelfth"}
-_MONTHS = ("January February March April May June July August September October November "
+MONTHS = ("January February March April May June July August September October November "
            "December").split()
 
 
@@ -63,12 +63,12 @@ def paired_words(n: int) -> str:
 
 def date_canonical(day: dt.date) -> str:
     """A date as documents write it ("July 31")."""
-    return f"{_MONTHS[day.month - 1]} {day.day}"
+    return f"{MONTHS[day.month - 1]} {day.day}"
 
 
 def date_spoken(day: dt.date) -> str:
     """A date as people say it ("July thirty first")."""
-    return f"{_MONTHS[day.month - 1]} {ordinal_words(day.day)}"
+    return f"{MONTHS[day.month - 1]} {ordinal_words(day.day)}"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from speechkit.synth import pools
-from speechkit.synth.spoken import date_canonical, date_spoken, number_words, paired_words
+from speechkit.synth.acts import ActRecord
+from speechkit.synth.spoken import MONTHS, date_canonical, date_spoken, number_words, paired_words
 
 MEETING_KINDS = ("standup", "review", "1:1")
 
@@ -21,7 +22,8 @@ MEETING_KINDS = ("standup", "review", "1:1")
 class Term:
     """A workspace term: canonical written form, verbatim spoken form and TTS form (word for word).
 
-    ``kind`` is ``jargon`` or ``number``; ``topic`` says what a number measures.
+    ``kind`` is ``jargon`` or ``number``; ``topic`` says what a number measures, ``measure`` what
+    kind of number it is (``count``, ``date``, ``percent``...; see :func:`number_term`).
     """
 
     canonical: str
@@ -30,6 +32,7 @@ class Term:
     kind: str
     topic: str = ""
     unit: str = ""
+    measure: str = ""
 
     def __post_init__(self) -> None:
         if len(self.spoken.split()) != len(self.tts.split()):
@@ -38,7 +41,11 @@ class Term:
 
 @dataclass(frozen=True)
 class Persona:
-    """A person: identity, role, speaking style and voice."""
+    """A person: identity, role, speaking style and voice.
+
+    ``filler_rate``: um/uh per word; ``repeat_rate``: repeated words per word; ``restart_rate``:
+    the share of turns in which the person restarts a phrase (:mod:`speechkit.synth.disfluency`).
+    """
 
     id: str
     name: str
@@ -48,6 +55,7 @@ class Persona:
     filler_rate: float
     repeat_rate: float
     backchannels: tuple[str, ...]
+    restart_rate: float = 0.0
 
     @property
     def first_name(self) -> str:
@@ -73,7 +81,9 @@ class Project:
 class ActionItem:
     """An action item: opened in one meeting, possibly closed in a later one.
 
-    ``task`` is the template (``{j}`` stands for ``term``); ``description`` is it filled in.
+    ``task`` is the template (``{j}`` stands for ``term``); ``description`` is it filled in;
+    ``due`` the final due day (after any correction); ``requested_by`` the person who asked for it
+    (None: its owner took it on unasked).
     """
 
     id: str
@@ -85,6 +95,7 @@ class ActionItem:
     due: str
     opened_in: str
     closed_in: str | None = None
+    requested_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -115,15 +126,18 @@ class MeetingPlan:
 
 @dataclass
 class LatentState:
-    """The whole latent state; action items and decisions are filled in as meetings are written."""
+    """The whole latent state; action items, decisions and the acts that realised them are filled
+    in as meetings are written (``phrasing``: the families the meetings were written from)."""
 
     seed: int
     org: str
     people: tuple[Persona, ...]
     projects: tuple[Project, ...]
     meetings: tuple[MeetingPlan, ...]
+    phrasing: str = "all"
     action_items: list[ActionItem] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
+    acts: list[ActRecord] = field(default_factory=list)
 
     def person(self, pid: str) -> Persona:
         return next(p for p in self.people if p.id == pid)
@@ -142,36 +156,72 @@ class LatentState:
         return data
 
 
-def _number_term(rng: np.random.Generator, topic: str, kind: str, unit: str, start: dt.date) -> Term:
-    """Sample a number of the given kind; canonical as documents write it, spoken as people say it."""
-    if kind == "date":
-        day = start + dt.timedelta(days=int(rng.integers(20, 120)))
-        return Term(date_canonical(day), date_spoken(day), date_spoken(day), "number", topic)
-    if kind == "count":
-        n = int(rng.choice([250, 400, 600, 1200, 1500, 2500, 3000, 4800]))
+def _number_value(rng: np.random.Generator, measure: str, start: dt.date) -> int | dt.date:
+    """Sample a value of the given measure."""
+    if measure == "date":
+        return start + dt.timedelta(days=int(rng.integers(20, 120)))
+    choices = {"count": [250, 400, 600, 1200, 1500, 2500, 3000, 4800],
+               "money": [x * 1000 for x in (18, 24, 36, 45, 60, 75, 120, 250)],
+               "ms": [80, 120, 150, 180, 250, 300], "seconds": [15, 30, 45, 90, 120],
+               "minutes": [15, 30, 45, 90, 120], "megabytes": [48, 64, 85, 110]}
+    if measure == "percent":
+        return int(rng.integers(0, 10)) * 10 + int(rng.integers(1, 10))  # tenths of a percent
+    if measure == "ticket":
+        return int(rng.integers(1100, 9900))
+    if measure not in choices:
+        raise ValueError(f"unknown number kind {measure!r}")
+    return int(rng.choice(choices[measure]))
+
+
+def number_term(measure: str, value: int | dt.date, topic: str, unit: str) -> Term:
+    """A number term: canonical as documents write it, spoken as people say it.
+
+    ``value`` is a date for ``date``, tenths of a percent for ``percent``, else the number.
+    """
+    if measure == "date":
+        return Term(date_canonical(value), date_spoken(value), date_spoken(value), "number", topic, "", measure)
+    n = int(value)
+    if measure == "count":
         words = paired_words(n) if n % 100 == 0 and n < 10000 and n // 100 % 10 else number_words(n)
-        return Term(f"{n:,}", words, words, "number", topic, unit)
-    if kind == "percent":
-        whole, tenth = int(rng.integers(0, 10)), int(rng.integers(1, 10))
-        words = f"{number_words(whole)} point {number_words(tenth)} percent"
-        return Term(f"{whole}.{tenth}%", words, words, "number", topic)
-    if kind == "ticket":
-        n = int(rng.integers(1100, 9900))
-        words = paired_words(n)
-        return Term(str(n), words, words, "number", topic)
-    if kind == "money":
-        n = int(rng.choice([18, 24, 36, 45, 60, 75, 120, 250])) * 1000
+        return Term(f"{n:,}", words, words, "number", topic, unit, measure)
+    if measure == "percent":
+        words = f"{number_words(n // 10)} point {number_words(n % 10)} percent"
+        return Term(f"{n // 10}.{n % 10}%", words, words, "number", topic, "", measure)
+    if measure == "ticket":
+        return Term(str(n), paired_words(n), paired_words(n), "number", topic, "", measure)
+    if measure == "money":
         words = number_words(n) + " dollars"
-        return Term(f"${n:,}", words, words, "number", topic)
-    if kind == "ms":
-        n = int(rng.choice([80, 120, 150, 180, 250, 300]))
+        return Term(f"${n:,}", words, words, "number", topic, "", measure)
+    if measure == "ms":
         words = paired_words(n) if n >= 100 and n % 100 else number_words(n)
-        return Term(str(n), words, words, "number", topic, unit)
-    if kind in ("seconds", "minutes", "megabytes"):
-        n = int(rng.choice([15, 30, 45, 90, 120] if kind != "megabytes" else [48, 64, 85, 110]))
-        words = number_words(n)
-        return Term(str(n), words, words, "number", topic, unit)
-    raise ValueError(f"unknown number kind {kind!r}")
+        return Term(str(n), words, words, "number", topic, unit, measure)
+    return Term(str(n), number_words(n), number_words(n), "number", topic, unit, measure)
+
+
+def _value_of(term: Term) -> int | dt.date:
+    """The value :func:`number_term` wrote ``term`` from."""
+    if term.measure == "date":
+        month, day = term.canonical.split()
+        return dt.date(2026, MONTHS.index(month) + 1, int(day))
+    digits = int("".join(c for c in term.canonical if c.isdigit()))
+    return digits
+
+
+_SLIPS = {"count": (100, 200, 300), "percent": (1, 2, 3), "ticket": (10, 20, 30), "money": (1000, 2000, 5000),
+          "ms": (10, 20, 30), "seconds": (5, 10, 15), "minutes": (5, 10, 15), "megabytes": (2, 4, 6)}
+
+
+def slip(term: Term, rng: np.random.Generator) -> Term:
+    """A wrong value of the same measure as ``term``, near it (what someone says first and then
+    corrects); said like a term but not one of the workspace (its kind is ``slip``)."""
+    value = _value_of(term)
+    if term.measure == "date":
+        wrong: int | dt.date = value + dt.timedelta(days=int(rng.choice([-2, -1, 1, 2])))
+    else:
+        step = int(rng.choice(_SLIPS[term.measure]))
+        wrong = value + step if rng.random() < 0.5 or value - step <= 0 else value - step
+    made = number_term(term.measure, wrong, term.topic, term.unit)
+    return Term(made.canonical, made.spoken, made.tts, "slip", made.topic, made.unit, made.measure)
 
 
 def _people(rng: np.random.Generator, count: int, voices: list[str]) -> tuple[Persona, ...]:
@@ -187,7 +237,8 @@ def _people(rng: np.random.Generator, count: int, voices: list[str]) -> tuple[Pe
             id=f"p{i + 1}", name=f"{first} {pools.SURNAMES[lasts[i]]}", nickname=nick,
             role=pools.ROLES[roles[i % len(roles)]], voice=voices[voice_order[i]],
             filler_rate=round(float(rng.uniform(0.02, 0.08)), 3), repeat_rate=round(float(rng.uniform(0.0, 0.015)), 3),
-            backchannels=tuple(pools.BACKCHANNELS[j] for j in sorted(bcs))))
+            backchannels=tuple(pools.BACKCHANNELS[j] for j in sorted(bcs)),
+            restart_rate=round(float(rng.uniform(0.05, 0.2)), 3)))
     return tuple(people)
 
 
@@ -199,7 +250,8 @@ def _projects(rng: np.random.Generator, people: tuple[Persona, ...], count: int,
         tpl = pools.PROJECTS[int(t)]
         name = Term(*tpl["name"], kind="jargon")
         jargon = tuple(Term(c, s, say, "jargon") for c, s, say in tpl["jargon"])
-        numbers = tuple(_number_term(rng, topic, kind, unit, start) for topic, kind, unit in tpl["numbers"])
+        numbers = tuple(number_term(kind, _number_value(rng, kind, start), topic, unit)
+                        for topic, kind, unit in tpl["numbers"])
         out.append(Project(id=f"proj{i + 1}", name=name, topic=tpl["topic"], owner=people[owners[i % len(people)]].id,
                            jargon=jargon, numbers=numbers, tasks=tpl["tasks"], statuses=tpl["statuses"],
                            decisions=tpl["decisions"]))

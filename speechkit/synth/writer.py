@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,39 +28,18 @@ from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
 from speechkit.synth import acoustics, artifacts, dialogue, mix
 from speechkit.synth.notes import write_gold_notes
+from speechkit.synth.options import SynthOptions
+from speechkit.synth.paraphrase import Paraphraser
 from speechkit.synth.questions import write_gold_questions
+from speechkit.synth.script import Script, write_script
 from speechkit.synth.spoken import canonical_text, plain, tts_words
-from speechkit.synth.state import LatentState, MeetingPlan, build_state
+from speechkit.synth.state import LatentState, MeetingPlan
 from speechkit.synth.voices import SAMPLE_RATE, VOICES, Synthesizer, voice
 from speechkit.transcript import Segment, Transcript, Word
 from speechkit.workspace import Artifact, Meeting, Person, TermSet, Workspace
 
-GENERATOR = "speechkit-synth/1"
-
-
-@dataclass(frozen=True)
-class SynthOptions:
-    """Generator knobs (docs/synth.md).
-
-    ``minutes`` is the target length of each meeting; ``difficulty`` is ``clean`` (dry close-talk
-    mixes), ``hard`` (reverberant rooms, noise, remote participants) or ``mixed`` (every third
-    meeting hard, from the second); ``check_voices`` measures voice similarity with Resemblyzer.
-    """
-
-    seed: int = 0
-    meetings: int = 6
-    people: int = 6
-    minutes: float = 1.5
-    difficulty: str = "mixed"
-    projects: int = 3
-    name: str | None = None
-    check_voices: bool = True
-    timing: mix.TimingOptions = field(default_factory=mix.TimingOptions)
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["timing"] = self.timing.to_dict()
-        return d
+GENERATOR = "speechkit-synth/2"
+CHANNEL_STREAM = 0xAC
 
 
 def _plain(obj):
@@ -95,15 +74,16 @@ class _Rendered:
     terms: list[str]
 
 
-def _render_meeting(state: LatentState, plan: MeetingPlan, options: SynthOptions, tts: Synthesizer,
-                    cursors: dict) -> _Rendered:
-    rng = np.random.default_rng(plan.seed)
-    turns = dialogue.write_meeting(state, plan, options.minutes, rng, cursors)
+def _render_meeting(script: Script, plan: MeetingPlan, options: SynthOptions, tts: Synthesizer) -> _Rendered:
+    state, turns, rng = script.state, script.turns[plan.id], script.rngs[plan.id]
     tts.reset(plan.seed)
     utterances = [tts.speak(tts_words(t.pieces), voice(state.person(t.speaker).voice)) for t in turns]
     placed = mix.place(turns, utterances, rng, options.timing)
-    condition = acoustics.sample_condition(rng, plan.attendees, plan.hard)
-    audio = acoustics.render(mix.tracks(placed, options.timing.tail), condition, rng)
+    # the channel draws from its own stream: a meeting's room does not depend on what is said in it,
+    # so workspaces of one seed in different phrasings share their acoustics
+    channel = np.random.default_rng(np.random.SeedSequence([plan.seed, CHANNEL_STREAM]))
+    condition = acoustics.sample_condition(channel, plan.attendees, plan.hard)
+    audio = acoustics.render(mix.tracks(placed, options.timing.tail), condition, channel)
     terms = list(dict.fromkeys(piece.term for p in placed for piece in p.pieces if piece.term))
     return _Rendered(plan, placed, audio, condition, terms)
 
@@ -136,11 +116,12 @@ def _transcripts(state: LatentState, r: _Rendered) -> tuple[Transcript, Transcri
     for p in r.placed:
         person = state.person(p.speaker)
         words = _reference_words(p.pieces, p.spans)
-        seg = Segment.from_words(words, speaker=p.speaker, speaker_name=person.name)
+        seg = Segment.from_words(words, speaker=p.speaker, speaker_name=person.name,
+                                 backchannel=p.turn.backchannel)
         verbatim.append(seg)
         text = canonical_text(p.pieces) + ("—" if p.truncated else "")
         canonical.append(Segment(start=seg.start, end=seg.end, speaker=p.speaker, text=text,
-                                 speaker_name=person.name))
+                                 speaker_name=person.name, backchannel=p.turn.backchannel))
     return Transcript(r.plan.id, verbatim), Transcript(r.plan.id, canonical)
 
 
@@ -149,27 +130,31 @@ def _stats(r: _Rendered) -> dict:
     overlaps = sum(1 for a, b in zip(main, main[1:]) if b.start < a.end)
     return {"kind": r.plan.kind, "hard": r.plan.hard, "duration_s": round(len(r.audio) / SAMPLE_RATE, 2),
             "turns": len(main), "backchannels": len(r.placed) - len(main), "overlapping_turns": overlaps,
-            "interruptions": sum(p.truncated for p in r.placed), "condition": r.condition.to_dict()}
+            "interruptions": sum(p.truncated or p.turn.overlaps for p in r.placed),
+            "overlap_share": mix.overlap_share(r.placed), "condition": r.condition.to_dict()}
 
 
-def synthesize_workspace(out: str | Path, options: SynthOptions = SynthOptions(),
+def synthesize_workspace(out: str | Path, options: SynthOptions | None = None,
                          progress: Callable[[str], None] | None = None) -> Workspace:
     """Generate a workspace into ``out`` and return it as loaded (validated) by the manifest loader.
 
     ``progress`` is called once per step (each meeting, the enrollments, the voice check).
     """
+    options = options or SynthOptions()
     root = Path(out).resolve()
     root.mkdir(parents=True, exist_ok=True)
     tick = progress or (lambda step: None)
-    state = build_state(options.seed, options.people, options.meetings, [v.id for v in VOICES],
-                        options.difficulty, options.projects)
+    script = write_script(options, [v.id for v in VOICES])
+    state = script.state
+    paraphraser = Paraphraser(options.paraphrase, state) if options.paraphrase is not None else None
+    if paraphraser is not None:
+        paraphraser.rewrite(script.turns)
     tts = Synthesizer()
-    cursors: dict = {}
     meetings, docs, stats = [], [], {}
     speech: dict[str, list[np.ndarray]] = {}
     kinds = {t.canonical: t.kind for t in state.terms()}
     for plan in state.meetings:
-        r = _render_meeting(state, plan, options, tts, cursors)
+        r = _render_meeting(script, plan, options, tts)
         folder = root / "meetings" / plan.id
         write_flac(folder / "audio.flac", r.audio)
         verbatim, canonical = _transcripts(state, r)
@@ -218,7 +203,8 @@ def synthesize_workspace(out: str | Path, options: SynthOptions = SynthOptions()
         "voices": {p.id: asdict(voice(p.voice)) for p in state.people},
         "meetings": stats, "truth": "truth/state.json",
         "regenerate": f"speechkit synth --out DIR --seed {options.seed} --meetings {options.meetings} "
-                      f"--people {options.people} --minutes {options.minutes} --difficulty {options.difficulty}",
+                      f"--people {options.people} --minutes {options.minutes} --difficulty {options.difficulty} "
+                      f"--phrasing {options.phrasing}" + (" --paraphrase" if paraphraser is not None else ""),
     }
     if options.check_voices:
         from speechkit.synth.similarity import voice_similarity
@@ -228,6 +214,8 @@ def synthesize_workspace(out: str | Path, options: SynthOptions = SynthOptions()
     truth = state.to_dict()
     truth["spoken_forms"] = {t.canonical: t.spoken for t in state.terms()}
     truth["enrollment_texts"] = {p.id: dialogue.enrollment_text(i) for i, p in enumerate(state.people)}
+    if paraphraser is not None:
+        truth["paraphrase"] = paraphraser.summary()
     write_json(root / "truth" / "state.json", _plain(truth))
     all_terms = list(dict.fromkeys(t for m in meetings for t in (*m.terms.jargon, *m.terms.numbers)))
     unspoken = [t.canonical for t in state.terms() if t.canonical not in all_terms]

@@ -71,8 +71,9 @@ class SummarizeStage(BackendStage[MeetingNotes]):
     result_type = MeetingNotes
     context_fields = ("notes",)
     #: 2: the extractive backend takes "can you get us an update" for a status ask, not an action item;
-    #: 3: its summary scores sentences with an order-independent sum (the same in every process).
-    version = 3
+    #: 3: its summary scores sentences with an order-independent sum (the same in every process);
+    #: 4: it reads open calls, relays, named assignments, due-day corrections and reversed decisions.
+    version = 4
 
     def __init__(self, spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
         # the final transcript: the named one, corrected when the recipe corrects
