@@ -175,3 +175,26 @@ def importable_modules(monkeypatch: pytest.MonkeyPatch) -> None:
             getattr(module, "__file__", None)
         except ImportError:
             monkeypatch.delitem(sys.modules, name)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """speechbrain puts lazy modules into ``sys.modules`` whose attributes import an optional package
+    (``speechbrain.integrations.k2_fsa`` needs ``k2``) and raise ImportError when it is absent.
+    hypothesis scans ``sys.modules`` for each module's ``__file__`` (its local constants) and fails the
+    test it is generating for. Once speechbrain is loaded, such a failed lazy import of a dunder
+    attribute is an AttributeError (what ``getattr(module, name, None)`` expects)."""
+    lazy = getattr(sys.modules.get("speechbrain.utils.importutils"), "LazyModule", None)
+    if lazy is None or getattr(lazy, "_dunders_tolerated", False):
+        return
+    original = lazy.__getattr__
+
+    def tolerant(self: object, attr: str) -> object:
+        try:
+            return original(self, attr)
+        except ImportError as e:
+            if attr.startswith("__") and attr.endswith("__"):
+                raise AttributeError(attr) from e
+            raise
+
+    lazy.__getattr__ = tolerant
+    lazy._dunders_tolerated = True

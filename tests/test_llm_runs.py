@@ -74,7 +74,11 @@ def test_run_json_records_the_endpoint_and_the_model_the_server_reported(setup, 
         "base_url": server.url, "model": "test-model", "sources": {"base_url": "environment", "model": "environment"},
         "models_reported": ["test-model-q4_k_m"], "failed": 0, "local_model": None}
     assert called["probe"] == "ok: the server lists the model" and llm["policy"] == ["fail"]
-    assert (tmp_path / "run" / "report.md").read_text().startswith("# ")  # no failure notice
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert report.startswith("# ")  # no failure notice
+    # the report names the system's endpoints
+    assert (f"Endpoints: `test-model` at {server.url} ({called['requests']} requests, "
+            f"{called['cache_hits']} answered from the cache).") in report.splitlines()
 
 
 def test_a_model_the_server_does_not_serve_fails_the_run_before_any_audio_is_read(setup, endpoint, tmp_path):

@@ -11,6 +11,7 @@ from speechkit.metrics.normalize import normalize, normalized_text
 from speechkit.metrics.wer import align_words, word_error_rate
 from speechkit.scoring import score_files
 from speechkit.scoring.catalogue import catalogue
+from speechkit.steps.judge.metrics import JUDGED
 from speechkit.transcript import Segment, Transcript
 
 family = catalogue().family
@@ -99,7 +100,8 @@ def test_score_files_wer_matches_jiwer(sample, realdata, tmp_path):
     # STM reference, SegLST hypothesis with names: the transcript metrics apply; DER/JER do not (a
     # SegLST holds transcript segments, not speaker turns), nor the term recalls, notes and questions
     assert set(scores["not_applicable"]) == {"number_recall", "term_recall", "speaker_consistency", "der", "jer",
-                                             *family("notes").keys, *family("questions").keys}
+                                             *family("notes").keys, *family("questions").keys,
+                                             *family(JUDGED).keys}
     assert "turns" in scores["not_applicable"]["der"]
     assert scores["aggregate"]["named_speaker_accuracy"]["value"] > 0.5
 

@@ -39,7 +39,8 @@ def test_registry_lists_every_model_with_its_facts() -> None:
 
 def test_list_works_offline(offline: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["models", "list"]) == 0
-    models, backends = capsys.readouterr().out.split("\n\n")
+    models, backends, recipes = capsys.readouterr().out.split("\n\n")
+    assert recipes.startswith("RECIPE")
     lines = {line.split()[0]: line for line in models.splitlines()}
     assert set(BRIEF_MODELS) <= set(lines)
     assert "yes (package)" in lines["whisper-tiny.en"]

@@ -117,12 +117,15 @@ def test_l2_feeds_the_program_its_own_earlier_outputs(small_synth_workspace, tmp
 
 def test_l1_gives_the_audio_and_the_questions_only(small_synth_workspace, tmp_path):
     assert main(["export", "inputs", str(small_synth_workspace), "-L", "1", str(tmp_path / "in")]) == 0
+    asked = []
     for meeting in ("m01", "m02"):  # at L1 no meeting waits for an earlier one
         given = json.loads((tmp_path / "in" / meeting / "inputs.json").read_text())
         assert given["level"] == 1 and given["context"] == "" and given["earlier"] == []
-        assert not given["names"] and not given["enrollments"] and not given["terms"] and given["questions"]
+        assert not given["names"] and not given["enrollments"] and not given["terms"]
+        asked += given["questions"]
         assert Path(given["audio"]).is_file() and (tmp_path / "in" / meeting / "context.txt").read_text() == ""
         assert not (tmp_path / "in" / meeting / "earlier").exists()
+    assert asked  # the gold questions the meetings have
 
 
 def test_l2_waits_for_the_outputs_of_the_earlier_meetings(small_synth_workspace, tmp_path, capsys):

@@ -52,6 +52,15 @@ ABLATED = {"enrollments": "the voice enrollments left out.",
                    "emails and agenda), the voice enrollments and the invite's speaker count kept."}
 
 
+def _endpoints(view: RunView) -> list[str]:
+    """The endpoints the run's system asked (run.json's ``llm`` block), one line; none without."""
+    used = ((view.info.get("llm") or {}).get("endpoints")) or []
+    if not used:
+        return []
+    return ["Endpoints: " + "; ".join(f"`{u['model']}` at {u['base_url']} ({u['requests']} requests, "
+                                       f"{u['cache_hits']} answered from the cache)" for u in used) + ".", ""]
+
+
 def _header(view: RunView) -> list[str]:
     settings = view.scores.settings
     level = view.level
@@ -59,7 +68,7 @@ def _header(view: RunView) -> list[str]:
     return [f"# {view.title}", "", f"Workspace `{view.workspace_name}` ({len(view.scores.meetings)} meetings), "
             f"recipe `{view.recipe_name}`" + (f", context level L{level}: {LEVELS[level]}" if level in LEVELS else ".")
             + (f" Ablation (`context.ablate: {ablate}`): {ABLATED[ablate]}" if ablate in ABLATED else ""),
-            "", "Context levels:", "", *(f"- **L{n}**: {text}" for n, text in LEVELS.items()), "",
+            "", *_endpoints(view), "Context levels:", "", *(f"- **L{n}**: {text}" for n, text in LEVELS.items()), "",
             "Scoring settings:", "",
             *(f"- {key}: {value}" for key, value in settings.items()
               if value is not None and not isinstance(value, dict)),
