@@ -103,7 +103,8 @@ def test_each_matched_item_is_judged_against_its_gold_item_with_the_excerpt_and_
     assert section(prompt, "SYSTEM ACTION ITEM") == f"{second.description} (due: {second.due})"
     assert section(prompt, "GOLD ACTION ITEM") == f"{second.description} (due: {second.due})"
     excerpt = prompt.split("TRANSCRIPT EXCERPT", 1)[1].split("GOLD ACTION ITEM", 1)[0]
-    assert second.description.split()[-1].lower() in excerpt.lower() and len(excerpt.strip().splitlines()) == 1 + 5  # the heading, 2 + 1 + 2 segments
+    assert second.description.split()[-1].lower() in excerpt.lower()
+    assert len(excerpt.strip().splitlines()) == 1 + 5  # the heading, 2 + 1 + 2 segments
     items = prompt.split("GOLD ACTION ITEM", 1)[1].split("Score how", 1)[0]
     assert not any(name in items for p in WS.people for name in (p.name, *p.nicknames))  # no assignee shown
     assert "Do not judge who is to do it" in prompt
