@@ -178,6 +178,19 @@ def grading(request: dict, call: int) -> tuple[int, str, float]:
     return 200, json.dumps(reply), 0.0
 
 
+def grading_judge() -> Endpoint:
+    """A stand-in judge serving ``stand-in``: each request kept in ``requests``, answered by ``grade``
+    (:func:`grading`; a test may put another behaviour there)."""
+    requests: list[dict] = []
+
+    def behaviour(request: dict, call: int) -> Reply:
+        requests.append(request)
+        return server.grade(request, call)
+    server = Endpoint(behaviour, models=["stand-in"])
+    server.grade, server.requests = grading, requests
+    return server
+
+
 def wer(segments: list[Segment]) -> float:
     results = [word_error_rate(ref, seg.text) for ref, seg in zip(REFERENCE, segments)]
     return sum(r.errors for r in results) / sum(r.reference_words for r in results)

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from llm_helpers import REPORTED, Endpoint, completion, grading, section
+from llm_helpers import REPORTED, completion, grading, grading_judge, section
 
 from speechkit.cli import main
 from speechkit.io.atomic import write_json
@@ -45,13 +45,7 @@ def make_run(folder: Path, workspace: Path = DEMO, off_topic: tuple[str, ...] = 
 
 @pytest.fixture
 def endpoint():
-    requests: list[dict] = []
-
-    def behaviour(request: dict, call: int):
-        requests.append(request)
-        return endpoint.grade(request, call)
-    endpoint = Endpoint(behaviour, models=["stand-in"])
-    endpoint.grade, endpoint.requests = grading, requests
+    endpoint = grading_judge()
     yield endpoint
     endpoint.close()
 

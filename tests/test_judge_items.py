@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from llm_helpers import REPORTED, Endpoint, completion, grading, section
+from llm_helpers import REPORTED, completion, grading, grading_judge, section
 
 from speechkit.cli import main
 from speechkit.compare import CompareError, compare, load_run
@@ -60,13 +60,7 @@ def make_run(folder: Path, level: int) -> None:
 
 @pytest.fixture
 def endpoint():
-    requests: list[dict] = []
-
-    def behaviour(request: dict, call: int):
-        requests.append(request)
-        return endpoint.grade(request, call)
-    endpoint = Endpoint(behaviour, models=["stand-in"])
-    endpoint.grade, endpoint.requests = grading, requests
+    endpoint = grading_judge()
     yield endpoint
     endpoint.close()
 
