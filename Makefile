@@ -98,13 +98,13 @@ test-llm:
 	$(BIN)/python -m pytest -q -m local_llm
 
 recipe:
-	$(BIN)/speechkit recipe --level $(L) --asr $(ASR) --workspace $(WS) $(if $(MODEL),--model $(MODEL)) $(if $(OUT),--out $(OUT)) --executor $(EXEC)
+	$(BIN)/python -m speechkit recipe --level $(L) --asr $(ASR) --workspace $(WS) $(if $(MODEL),--model $(MODEL)) $(if $(OUT),--out $(OUT)) --executor $(EXEC)
 
 bench:
-	$(BIN)/python benchmarks/bench.py $(if $(OUT),--out $(OUT)) $(if $(MODEL),--model $(MODEL))
+	$(BIN)/python -m benchmarks.bench $(if $(OUT),--out $(OUT)) $(if $(MODEL),--model $(MODEL))
 
 eval-real:
-	$(BIN)/python benchmarks/eval_real.py --out $(if $(OUT),$(OUT),runs/eval-real)
+	$(BIN)/python -m benchmarks.eval_real --out $(if $(OUT),$(OUT),runs/eval-real)
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info

@@ -364,8 +364,8 @@ class Worker:
         threads = str(spec["threads"])
         env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "PYTHONWARNINGS": "ignore"}
         with open(log, "w", encoding="utf-8") as errors:
-            self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", json.dumps(spec)],
-                                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
+            self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.bench", "--worker", json.dumps(spec)],
+                                         cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
                                          text=True)
         self.ready = self._read()
 

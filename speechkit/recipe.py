@@ -194,14 +194,17 @@ class Recipe:
 
     def with_settings(self, settings: Mapping[str, Any], source: str = "--set") -> Recipe:
         """The recipe with options set by dotted key (``asr.language``, ``diarize.max_speakers``,
-        ``context.hotwords``; ``stages.`` may lead), each checked as the recipe file's would be
-        (unknown key with a hint, type, bounds). Setting a stage's ``backend`` starts that stage
+        ``context.hotwords``; ``stages.`` may lead; ``steps.judge.model`` sets a post-run step's
+        option, adding the step when the recipe has none), each checked as the recipe file's would be
+        (unknown key with a hint, type, bounds). Setting a stage's or step's ``backend`` starts it
         from the new backend's defaults. A problem is a :class:`RecipeError` naming ``source``."""
-        stages, context, statistics = dict(self.stages), self.context, self.statistics
+        stages, context, statistics, steps = dict(self.stages), self.context, self.statistics, dict(self.steps)
         for key, value in settings.items():
             parts = key.removeprefix("stages.").split(".", 1)
             try:
-                if parts[0] == "context" and len(parts) == 2:
+                if parts[0] == "steps":
+                    steps = _set_step_option(steps, key, value)
+                elif parts[0] == "context" and len(parts) == 2:
                     context = context.with_overrides(**{parts[1]: value})
                 elif parts[0] == "statistics" and len(parts) == 2:
                     statistics = statistics.with_overrides(**{parts[1]: value})
@@ -212,13 +215,13 @@ class Recipe:
                 else:
                     close = difflib.get_close_matches(parts[0], [*STAGES, "context", "statistics"], n=1)
                     hint = f" (did you mean {close[0]}?)" if close else ""
-                    raise OptionError(key, f"expected STAGE.OPTION, context.OPTION or statistics.OPTION; stages: "
-                                           f"{', '.join(STAGES)}{hint}")
+                    raise OptionError(key, f"expected STAGE.OPTION, steps.STEP.OPTION, context.OPTION or "
+                                           f"statistics.OPTION; stages: {', '.join(STAGES)}{hint}")
             except OptionError as exc:
-                field = exc.field if exc.field.startswith(("stages.", "context.", "statistics.")) else key
+                field = exc.field if exc.field.startswith(("stages.", "steps.", "context.", "statistics.")) else key
                 block = "statistics." if parts[0] == "statistics" else "context."
                 raise RecipeError(source, exc.problem, field=field.replace("options.", block, 1)) from None
-        return replace(self, stages=stages, context=context, statistics=statistics)
+        return replace(self, stages=stages, context=context, statistics=statistics, steps=steps)
 
     def with_command_line(self, flag: str, value: tuple[str, ...] | None) -> Recipe:
         """The recipe with the option only the command line sets by ``flag``
@@ -327,6 +330,21 @@ def parse_recipe(data: Any, path: Path) -> Recipe:
         raise RecipeError(path, f"{id_problem(name)} (it names the default run folder)", field="name")
     return Recipe(name=name, level=file_level, stages=specs, context=budget, device=device,
                   resources=workers, steps=steps, statistics=statistics)
+
+
+def _set_step_option(steps: dict[str, Spec], key: str, value: Any) -> dict[str, Spec]:
+    """``steps`` with ``key`` (``steps.STEP.OPTION``) set to ``value``, checked as a recipe's
+    ``steps:`` block is; a step the recipe lacks is added with its defaults first. Raises
+    :class:`~speechkit.core.options.OptionError`."""
+    parts = key.split(".", 2)
+    if len(parts) != 3 or parts[1] not in STEPS:
+        close = difflib.get_close_matches(parts[1], list(STEPS), n=1) if len(parts) > 1 else []
+        hint = f" (did you mean steps.{close[0]}?)" if close else ""
+        raise OptionError(key, f"expected steps.STEP.OPTION; steps: {', '.join(STEPS)}{hint}")
+    _, name, option = parts
+    current = steps[name].as_dict() if name in steps and option != "backend" else {}
+    updated = {**steps, name: parse_step(name, {**current, option: value})}
+    return {step: updated[step] for step in STEPS if step in updated}
 
 
 def parse_settings(texts: Iterable[str], source: str = "--set") -> dict[str, Any]:

@@ -32,10 +32,9 @@ import numpy as np
 import yaml
 from llm_helpers import Endpoint, completion, turns_of
 
-from speechkit.core.audio import SAMPLE_RATE, load_audio
+from speechkit.core.audio import SAMPLE_RATE, encode_audio, load_audio
 from speechkit.io.manifest import load_workspace
 from speechkit.io.seglst import read_seglst
-from speechkit.llm.audio import wav_bytes
 
 #: Samples of a clip matched against the recordings.
 KEY = 48
@@ -55,7 +54,7 @@ def demo_subset(root: Path, meetings: tuple[str, ...]) -> Path:
 
 def pcm(audio: np.ndarray) -> np.ndarray:
     """``audio`` as the 16-bit samples a request's WAV holds."""
-    data = wav_bytes(audio)
+    data = encode_audio(audio)
     with wave.open(io.BytesIO(data)) as w:
         return np.frombuffer(w.readframes(w.getnframes()), "<i2")
 

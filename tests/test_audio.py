@@ -11,7 +11,7 @@ import pytest
 import soundfile as sf
 import soxr
 
-from speechkit.core.audio import audio_duration, iter_audio_chunks, load_audio
+from speechkit.core.audio import audio_duration, encode_audio, iter_audio_chunks, load_audio
 from speechkit.errors import AudioError
 
 pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs the ffmpeg binary")
@@ -61,6 +61,20 @@ def test_compressed_formats_go_through_ffmpeg(fw: Path, tmp_path: Path) -> None:
         n = min(len(audio), len(reference))
         assert np.corrcoef(audio[:n], reference[:n])[0, 1] > 0.98, suffix
         assert audio_duration(encoded) == pytest.approx(11.0, abs=0.1)
+
+
+@pytest.mark.parametrize("fmt", ["wav", "flac"])
+def test_encoded_audio_reads_back_exactly(fw: Path, tmp_path: Path, fmt: str) -> None:
+    # real speech on the 16-bit grid (jfk.flac is 24-bit): every sample survives the encoding
+    audio = (np.round(load_audio(fw / "jfk.flac") * 32768) / 32768).astype(np.float32)
+    path = tmp_path / f"clip.{fmt}"
+    path.write_bytes(encode_audio(audio, fmt))
+    assert sf.info(str(path)).subtype == "PCM_16" and sf.info(str(path)).samplerate == 16000
+    np.testing.assert_array_equal(load_audio(path), audio)
+    # louder than full scale is clipped, not wrapped round
+    loud = tmp_path / f"loud.{fmt}"
+    loud.write_bytes(encode_audio(np.array([1.5, -1.5, 0.25], dtype=np.float32), fmt))
+    assert sf.read(str(loud), dtype="int16")[0].tolist() == [32767, -32768, 8192]
 
 
 def test_chunks_stream_the_same_signal(fw: Path) -> None:

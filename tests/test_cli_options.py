@@ -23,14 +23,33 @@ def test_set_values_are_read_as_yaml_and_reach_the_stage_options():
     assert load_recipe("whisper").with_settings({"diarize.backend": "pyannote"}).stages["diarize"].backend == "pyannote"
 
 
+def test_set_reaches_a_post_run_step_and_adds_one_the_recipe_lacks():
+    recipe = load_recipe("whisper")
+    assert list(recipe.steps) == ["qa"]
+    judged = recipe.with_settings(parse_settings(["steps.judge.model=Qwen/Qwen2.5-7B-Instruct",
+                                                  "steps.judge.base_url=http://127.0.0.1:8000/v1",
+                                                  "steps.judge.excerpt_segments=3"]))
+    # the judge runs after qa, as in a recipe file's steps: block, and the run records its options
+    assert list(judged.steps) == ["qa", "judge"]
+    judge = judged.to_dict()["steps"]["judge"]
+    assert (judge["model"], judge["base_url"], judge["excerpt_segments"]) == \
+        ("Qwen/Qwen2.5-7B-Instruct", "http://127.0.0.1:8000/v1", 3)
+    assert judged.steps["qa"] == recipe.steps["qa"] and recipe.steps.keys() == {"qa"}
+
+
 @pytest.mark.parametrize("setting, problem", [
     ("asr.langauge=de", "--set: stages.asr.langauge: unknown option (did you mean language?)"),
     ("diarize.max_speakers=0", "--set: stages.diarize.max_speakers: expected an integer in [1, 1000], got 0"),
     ("asr.beam_size=five", "--set: stages.asr.beam_size: expected an integer, got 'five'"),
     ("asr.chunk_s=1e308", "--set: stages.asr.chunk_s: unknown option"),
     ("context.hotword=3", "--set: context.hotword: unknown option (did you mean hotwords?)"),
-    ("asrr.language=de", "--set: asrr.language: expected STAGE.OPTION, context.OPTION or statistics.OPTION; "
-                         "stages: vad, asr"),
+    ("asrr.language=de", "--set: asrr.language: expected STAGE.OPTION, steps.STEP.OPTION, context.OPTION or "
+                         "statistics.OPTION; stages: vad, asr"),
+    ("steps.jduge.model=x", "--set: steps.jduge.model: expected steps.STEP.OPTION; steps: qa, align, judge, probe "
+                            "(did you mean steps.judge?)"),
+    ("steps.judge=x", "--set: steps.judge: expected steps.STEP.OPTION"),
+    ("steps.judge.max_retries=-1", "--set: steps.judge.max_retries: expected an integer in [0, 20], got -1"),
+    ("steps.qa.modle=x", "--set: steps.qa.modle: unknown option"),
     ("language", "--set: expected KEY=VALUE"),
 ])
 def test_bad_settings_are_refused_like_a_recipe_file(setting, problem):

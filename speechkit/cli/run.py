@@ -49,7 +49,8 @@ def add_set_option(p: argparse.ArgumentParser) -> None:
     """``--set KEY=VALUE``, repeatable: a recipe option (shared by `run`, `recipe` and `transcribe`)."""
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                    help="set a recipe option, checked as the recipe file's are (repeatable): asr.language=de, "
-                        "diarize.max_speakers=3, context.hotwords=10; VALUE is read as YAML; "
+                        "diarize.max_speakers=3, context.hotwords=10, steps.judge.model=NAME (adds the step); "
+                        "VALUE is read as YAML; "
                         "`speechkit recipe --show-options` lists every option")
 
 

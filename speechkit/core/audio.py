@@ -261,6 +261,20 @@ def _last_line(text: str, path: Path) -> str:
     return line.removeprefix(f"{path.absolute()}: ")
 
 
+def encode_audio(audio: np.ndarray, fmt: str = "wav", sample_rate: int = SAMPLE_RATE) -> bytes:
+    """Mono float32 ``audio`` in [-1, 1] (louder samples are clipped) as a 16-bit ``wav`` or
+    ``flac`` file's bytes: samples scaled by 2^15 and rounded, so audio read from a 16-bit file
+    comes back exactly. What requests to a server carry (a transcription upload, a chat's audio)."""
+    import io
+
+    import soundfile as sf
+    scaled = np.round(np.asarray(audio, dtype=np.float64).ravel() * 32768.0)
+    pcm = np.clip(scaled, -32768, 32767).astype(np.int16)
+    buffer = io.BytesIO()
+    sf.write(buffer, pcm, sample_rate, format=fmt.upper(), subtype="PCM_16")
+    return buffer.getvalue()
+
+
 def span_blocks(spans: list[tuple[float, float]], block_s: float,
                 min_s: float = 0.0) -> list[tuple[float, float, list[tuple[float, float]]]]:
     """Consecutive spans (speech regions, or diarization windows) grouped into blocks

@@ -11,36 +11,20 @@ speechkit starts serves a text model.
 from __future__ import annotations
 
 import base64
-import io
-import wave
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from speechkit.core.audio import SAMPLE_RATE
+from speechkit.core.audio import SAMPLE_RATE, encode_audio
 from speechkit.llm.client import ClientOptions
 from speechkit.llm.endpoint import Endpoint, resolve_endpoint
 
 
-def wav_bytes(audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> bytes:
-    """``audio`` (float32 mono in [-1, 1]; louder samples are clipped) as a 16-bit PCM WAV file
-    (samples scaled by 2^15 and rounded, so audio read from a 16-bit file comes back exactly)."""
-    scaled = np.round(np.asarray(audio, dtype=np.float64).ravel() * 32768.0)
-    pcm = np.clip(scaled, -32768, 32767).astype("<i2")
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(sample_rate)
-        out.writeframes(pcm.tobytes())
-    return buffer.getvalue()
-
-
 def audio_part(audio: np.ndarray, sample_rate: int = SAMPLE_RATE) -> dict[str, Any]:
     """The content part carrying ``audio`` as base64 WAV."""
-    data = base64.b64encode(wav_bytes(audio, sample_rate)).decode("ascii")
+    data = base64.b64encode(encode_audio(audio, "wav", sample_rate)).decode("ascii")
     return {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
 
 

@@ -38,7 +38,6 @@ recognition missing part of the meeting would be kept in the stage cache as if i
 from __future__ import annotations
 
 import base64
-import io
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -47,7 +46,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from speechkit.core.audio import SAMPLE_RATE, load_audio, span_blocks
+from speechkit.core.audio import SAMPLE_RATE, encode_audio, load_audio, span_blocks
 from speechkit.core.options import OptionError, bounded
 from speechkit.io.multipart import Part, encode_form
 from speechkit.llm import session
@@ -262,14 +261,6 @@ def _halves(group: list[tuple[float, float]]) -> list[list[tuple[float, float]]]
     gaps = [group[i + 1][0] - group[i][1] for i in range(len(group) - 1)]
     cut = int(np.argmax(gaps)) + 1
     return [group[:cut], group[cut:]]
-
-
-def encode_audio(audio: np.ndarray, fmt: str) -> bytes:
-    """16 kHz mono float32 ``audio`` as a ``wav`` or ``flac`` file's bytes (16-bit)."""
-    import soundfile
-    buffer = io.BytesIO()
-    soundfile.write(buffer, np.clip(audio, -1.0, 1.0), SAMPLE_RATE, format=fmt.upper(), subtype="PCM_16")
-    return buffer.getvalue()
 
 
 def answer_segments(data: Mapping[str, Any], transcript_format: str,
