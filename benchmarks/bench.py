@@ -365,8 +365,8 @@ class Worker:
         env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "PYTHONWARNINGS": "ignore"}
         with open(log, "w", encoding="utf-8") as errors:
             self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.bench", "--worker", json.dumps(spec)],
-                                         cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
-                                         text=True)
+                                         cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=errors, text=True)
         self.ready = self._read()
 
     def run(self) -> dict:
