@@ -192,16 +192,21 @@ class Recipe:
             stages["asr"] = parse_stage("asr", {**stages["asr"].as_dict(), "model": model})
         return replace(self, stages=stages, device=device or self.device)
 
-    def with_settings(self, settings: Mapping[str, Any], source: str = "--set") -> Recipe:
+    def with_settings(self, settings: Mapping[str, Any], source: str = "--set", *, runs_steps: bool = True) -> Recipe:
         """The recipe with options set by dotted key (``asr.language``, ``diarize.max_speakers``,
         ``context.hotwords``; ``stages.`` may lead; ``steps.judge.model`` sets a post-run step's
         option, adding the step when the recipe has none), each checked as the recipe file's would be
         (unknown key with a hint, type, bounds). Setting a stage's or step's ``backend`` starts it
-        from the new backend's defaults. A problem is a :class:`RecipeError` naming ``source``."""
+        from the new backend's defaults. ``runs_steps=False``: the command runs no post-run step
+        (one recording, a server), so a step's option is refused rather than ignored. A problem is a
+        :class:`RecipeError` naming ``source``."""
         stages, context, statistics, steps = dict(self.stages), self.context, self.statistics, dict(self.steps)
         for key, value in settings.items():
             parts = key.removeprefix("stages.").split(".", 1)
             try:
+                if parts[0] == "steps" and not runs_steps:
+                    raise OptionError(key, "this command runs no post-run steps (they score a workspace's "
+                                           "meetings: speechkit recipe, speechkit run)")
                 if parts[0] == "steps":
                     steps = _set_step_option(steps, key, value)
                 elif parts[0] == "context" and len(parts) == 2:

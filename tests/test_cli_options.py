@@ -87,3 +87,10 @@ def test_shipped_recipes_point_at_show_options():
         header = path.read_text().split("\nname:")[0]
         assert "docs/architecture.md" not in header, path
     assert "speechkit recipe --show-options" in (recipes_dir() / "whisper.yaml").read_text()
+
+
+@pytest.mark.parametrize("command", [["transcribe", "x.flac"], ["serve", "--port", "0"]])
+def test_a_step_option_is_refused_where_no_step_runs(command, tmp_path, capsys):
+    assert main([*command, "--set", "steps.judge.model=x"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "error: --set: steps.judge.model: this command runs no post-run steps" in err

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from speechkit.serve import ApiServer, ServeOptions, TranscriptionService
 
     recipe = load_recipe(args.recipe).with_overrides(device=args.device)
-    recipe = recipe.with_settings(parse_settings(args.settings))
+    recipe = recipe.with_settings(parse_settings(args.settings), runs_steps=False)
     check_models(recipe)
     resolve_device(recipe.device)
     probe_endpoints(recipe)

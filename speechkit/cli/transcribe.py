@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         refuse_inputs(path, inputs)
     recipe = load_recipe(args.recipe).with_overrides(model=args.model, device=args.device)
     for flag, settings in recipe_settings(args):
-        recipe = recipe.with_settings(settings, source=flag)
+        recipe = recipe.with_settings(settings, source=flag, runs_steps=False)
     if "asr" in recipe.stages and hasattr(recipe.stages["asr"].options, "progress") and sys.stderr.isatty():
         recipe = recipe.with_settings({"asr.progress": True})
     check_models(recipe)  # every model is here: fail before torch loads or audio is read
