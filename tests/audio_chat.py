@@ -7,8 +7,9 @@ them, sample for sample:
 - a transcription request (the ``chat`` ASR backend's) is answered from the meeting's reference:
   its segments in the clip, their speakers as ``Speaker N`` in order of first appearance;
 - a speaker-identification request (the ``chat`` identify backend's) by the reference speaker
-  whose turn starts where the target clip does, answered as "It is FIRSTNAME." (the backend's
-  first-name fallback reads it), or as ``{"name": FULL NAME}`` where the request asks for JSON;
+  whose turn starts where the target clip does (or at most :data:`LEAD_S` after its first
+  sound), answered as "It is FIRSTNAME." (the backend's first-name fallback reads it), or as
+  ``{"name": FULL NAME}`` where the request asks for JSON;
   ``unknown`` when that person is not among the enrollments;
 - a correction request (the ``llm`` corrector's ``rewrite`` mode) by its turns, unchanged;
 - a notes request (the ``llm`` notes backend's) by fixed notes whose action item goes to the
@@ -38,6 +39,8 @@ from speechkit.io.seglst import read_seglst
 
 #: Samples of a clip matched against the recordings.
 KEY = 48
+#: How long before its reference turn a target clip's first sound may start (s).
+LEAD_S = 0.5
 DEMO = Path(__file__).resolve().parents[1] / "workspaces" / "demo"
 
 
@@ -138,8 +141,9 @@ class AudioChat:
 
     def identify(self, target: np.ndarray, texts: list[str], as_json: bool) -> str:
         mid, at = self.locate(target)
-        speaking = [s for s in self.references[mid].segments if s.start <= at + 0.05 < s.end]
-        # the speaker whose turn starts there (another may be speaking over it)
+        # the speaker whose turn starts there (another may be speaking over it); the clip's first
+        # sound may come a little before its reference turn starts
+        speaking = [s for s in self.references[mid].segments if s.start < at + LEAD_S and at + 0.05 < s.end]
         speaker = min(speaking, key=lambda s: abs(s.start - at)).speaker if speaking else None
         name = self.names.get(speaker or "")
         enrolled = [t.removeprefix("Enrollment -- ").removesuffix(":") for t in texts if t.startswith("Enrollment -- ")]
