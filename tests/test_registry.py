@@ -37,6 +37,18 @@ def test_registry_lists_every_model_with_its_facts() -> None:
     assert records["whisper-base"].package.join  # the two-part package
 
 
+def test_every_split_model_joins_the_parts_of_its_own_packages_in_order() -> None:
+    """A model split across packages (whisper-base in 2, qwen2.5-coder-1.5b-instruct in 22) names each
+    part in the package that ships it, every listed package once, in the packages' order."""
+    split = {r.name: r.package for r in registry.load_registry().values() if r.package and r.package.join}
+    assert {"whisper-base", "qwen2.5-coder-1.5b-instruct"} <= set(split)
+    for name, package in split.items():
+        modules = [d.replace("-", "_") for d in package.pip]
+        for parts in package.join.values():
+            assert [part.split("/", 1)[0] for part in parts] == modules, name
+        assert package.locate.split("/", 1)[0] in modules, name
+
+
 def test_list_works_offline(offline: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["models", "list"]) == 0
     models, backends, recipes = capsys.readouterr().out.split("\n\n")
