@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -204,19 +204,17 @@ class Recipe:
         for key, value in settings.items():
             parts = key.removeprefix("stages.").split(".", 1)
             try:
-                if parts[0] == "steps" and not runs_steps:
-                    raise OptionError(key, "this command runs no post-run steps (they score a workspace's "
-                                           "meetings: speechkit recipe, speechkit run)")
                 if parts[0] == "steps":
+                    if not runs_steps:
+                        raise OptionError(key, "this command runs no post-run steps (they score a workspace's "
+                                               "meetings: speechkit recipe, speechkit run)")
                     steps = _set_step_option(steps, key, value)
                 elif parts[0] == "context" and len(parts) == 2:
                     context = context.with_overrides(**{parts[1]: value})
                 elif parts[0] == "statistics" and len(parts) == 2:
                     statistics = statistics.with_overrides(**{parts[1]: value})
                 elif parts[0] in STAGES and len(parts) == 2:
-                    name, option = parts
-                    current = stages[name].as_dict() if name in stages and option != "backend" else {}
-                    stages[name] = parse_stage(name, {**current, option: value})
+                    stages[parts[0]] = _with_option(stages, *parts, value, parse_stage)
                 else:
                     close = difflib.get_close_matches(parts[0], [*STAGES, "context", "statistics"], n=1)
                     hint = f" (did you mean {close[0]}?)" if close else ""
@@ -347,9 +345,17 @@ def _set_step_option(steps: dict[str, Spec], key: str, value: Any) -> dict[str, 
         hint = f" (did you mean steps.{close[0]}?)" if close else ""
         raise OptionError(key, f"expected steps.STEP.OPTION; steps: {', '.join(STEPS)}{hint}")
     _, name, option = parts
-    current = steps[name].as_dict() if name in steps and option != "backend" else {}
-    updated = {**steps, name: parse_step(name, {**current, option: value})}
+    updated = {**steps, name: _with_option(steps, name, option, value, parse_step)}
     return {step: updated[step] for step in STEPS if step in updated}
+
+
+def _with_option(specs: Mapping[str, Spec], name: str, option: str, value: Any,
+                 parse: Callable[[str, dict[str, Any]], Spec]) -> Spec:
+    """The spec ``name`` (a stage or a step) with ``option`` set to ``value``, checked by ``parse``:
+    the other options kept, or the new backend's defaults when ``option`` is ``backend`` or
+    ``specs`` has no ``name`` yet."""
+    current = specs[name].as_dict() if name in specs and option != "backend" else {}
+    return parse(name, {**current, option: value})
 
 
 def parse_settings(texts: Iterable[str], source: str = "--set") -> dict[str, Any]:

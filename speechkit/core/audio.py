@@ -13,6 +13,7 @@ samples, or a channel index the file does not have. A silent file is valid (all 
 from __future__ import annotations
 
 import ctypes
+import io
 import json
 import re
 import shutil
@@ -265,8 +266,6 @@ def encode_audio(audio: np.ndarray, fmt: str = "wav", sample_rate: int = SAMPLE_
     """Mono float32 ``audio`` in [-1, 1] (louder samples are clipped) as a 16-bit ``wav`` or
     ``flac`` file's bytes: samples scaled by 2^15 and rounded, so audio read from a 16-bit file
     comes back exactly. What requests to a server carry (a transcription upload, a chat's audio)."""
-    import io
-
     import soundfile as sf
     scaled = np.round(np.asarray(audio, dtype=np.float64).ravel() * 32768.0)
     pcm = np.clip(scaled, -32768, 32767).astype(np.int16)

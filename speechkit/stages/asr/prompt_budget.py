@@ -47,6 +47,6 @@ def fit_biasing(biasing: Biasing | None, budget: int,
     if lo:
         # by design (the prompt gets what the hot words leave, its last words first): not a warning
         log.info("prompt over the remaining %d-token budget; dropped its first %d of %d words",
-                    budget, lo, len(words))
+                 budget, lo, len(words))
     prompt = " ".join(words[lo:]) or None
     return prompt, hotwords
