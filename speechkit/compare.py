@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from speechkit.errors import FormatError
+from speechkit.io.run_folder import RunFolder
 from speechkit.io.scores import Scores, read_scores
 from speechkit.metrics.bootstrap import MIN_MEETINGS, RESAMPLES, SEED, Estimate, Ratio, micro, paired_bootstrap
 from speechkit.metrics.speakers import speaker_consistency
@@ -83,7 +84,7 @@ class Delta:
                 "better": self.better}
 
 
-def meeting_ratios(scores: Scores, where: str | Path = "scores.json") -> dict[str, dict[str, Ratio]]:
+def meeting_ratios(scores: Scores, where: str | Path = RunFolder.SCORES) -> dict[str, dict[str, Ratio]]:
     """Metric -> meeting -> the meeting's :class:`Ratio`, rebuilt from ``scores.json`` details
     (each metric's ``from_details`` in the catalogue).
 
@@ -166,7 +167,7 @@ class Run:
 def load_run(path: str | Path, name: str | None = None) -> Run:
     """A run folder (holding scores.json) or a scores.json file."""
     path = Path(path)
-    file = path / "scores.json" if path.is_dir() else path
+    file = RunFolder(path).scores if path.is_dir() else path
     scores = read_scores(file, CompareError, catalogue().detail_numbers)
     return Run(name or (path.name if path.is_dir() else path.parent.name) or str(path), path, scores)
 

@@ -1,8 +1,11 @@
-"""Shared test fixtures: where the real recordings live."""
+"""Shared test fixtures: where the real recordings live; the check that decoding tests are marked."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,11 +19,81 @@ from speechkit.transcript import Transcript
 
 REPO = Path(__file__).resolve().parents[1]
 REALDATA = (REPO / ".." / "shared" / "realdata").resolve()
+PROBE = Path(__file__).resolve().parent / "decoding_probe"
+sys.path.insert(0, str(PROBE))
+import sitecustomize as decoding_probe  # noqa: E402  (tests/decoding_probe: the probe, not a site's own)
+
+#: Fixtures whose setup decoded audio with a real model: every test that uses one decodes too.
+_DECODING_FIXTURES: set[str] = set()
+#: The decode log's size when the running test started (its fixtures' setup included).
+_decodes_at_start = 0
+
+
+def _with_probe(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the decoding probe first on ``PYTHONPATH`` and its log named."""
+    paths = [str(PROBE), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    return {**env, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)),
+            decoding_probe.LOG_VARIABLE: os.environ[decoding_probe.LOG_VARIABLE]}
+
+
+def _probe_children() -> None:
+    """Every process the tests start gets the probe, also where a test passes its own ``env``."""
+    popen_init = subprocess.Popen.__init__
+
+    def init(self, *args, env=None, **kwargs):
+        popen_init(self, *args, env=None if env is None else _with_probe(dict(env)), **kwargs)
+
+    subprocess.Popen.__init__ = init
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "local_llm: end-to-end tests that generate with the packaged LLM on "
                                        "llama.cpp's local server (minutes on a CPU): make test-llm, which CI runs")
+    handle, log = tempfile.mkstemp(prefix="speechkit-decodes-", suffix=".log")
+    os.close(handle)
+    os.environ[decoding_probe.LOG_VARIABLE] = log
+    os.environ.update(_with_probe(dict(os.environ)))
+    decoding_probe.install()
+    _probe_children()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    log = os.environ.pop(decoding_probe.LOG_VARIABLE, None)
+    if log:
+        Path(log).unlink(missing_ok=True)
+
+
+def _decodes_so_far() -> int:
+    path = Path(os.environ[decoding_probe.LOG_VARIABLE])
+    return path.stat().st_size if path.exists() else 0
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
+    before = _decodes_so_far()
+    yield
+    if _decodes_so_far() > before:
+        _DECODING_FIXTURES.add(fixturedef.argname)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
+    global _decodes_at_start
+    _decodes_at_start = _decodes_so_far()
+
+
+@pytest.fixture(autouse=True)
+def decoding_tests_are_marked(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that decodes audio with a real ASR model (faster-whisper, in this process or in one it
+    started), or uses a fixture that did, must be marked ``decodes``: ``make test-isa`` reruns those
+    on another instruction set, where decoded words differ. Found by the probe, not by a list."""
+    yield
+    decoded = _decodes_so_far() > _decodes_at_start
+    via = sorted(_DECODING_FIXTURES & set(request.fixturenames))
+    if (decoded or via) and request.node.get_closest_marker("decodes") is None:
+        pytest.fail("this test decodes audio with a real ASR model" + (f" (fixture {', '.join(via)})" if via else "")
+                    + " but is not marked @pytest.mark.decodes: make test-isa must run it on another instruction set",
+                    pytrace=False)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

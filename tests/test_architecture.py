@@ -103,6 +103,7 @@ def _with(shipped: str, block: str, line: str) -> str:
 SHIPPED = (REPO / "speechkit" / "recipes" / "whisper.yaml").read_text()
 
 
+@pytest.mark.decodes
 def test_the_documented_stage_writes_its_file_has_its_metric_and_its_section(talk_stage, tmp_path, make_real_workspace,
                                                                              real_meetings, capsys):
     name, recipe_line = talk_stage
@@ -147,6 +148,7 @@ def test_the_documented_stage_writes_its_file_has_its_metric_and_its_section(tal
         load_recipe(recipe)
 
 
+@pytest.mark.decodes
 def test_the_documented_step_runs_from_a_recipe_and_from_the_command_line_alike(pace_step, tmp_path,
                                                                                 make_real_workspace, real_meetings):
     """The step in a recipe's steps: and the same step run later on a finished run give the same
@@ -201,7 +203,8 @@ def test_the_framework_names_no_stage():
 def test_only_the_run_folder_module_spells_a_run_file():
     """The run files' names and folders appear in io/run_folder.py alone (the format id
     ``speechkit-notes/1`` and names such as ``read_transcripts`` are no run file)."""
-    pattern = r'(?<![\w-])notes/|"judged\.json"|"probe\.json"|(?<!\w)transcripts"'
+    pattern = (r'(?<![\w-])notes/|"(?:scores|run|qa|qa_pairs|judged|probe)\.json"|"report\.(?:md|html)"'
+               r'|(?<!\w)transcripts"')
     hits = subprocess.run(["git", "grep", "-nP", pattern, "--", "speechkit"],
                           cwd=REPO, capture_output=True, text=True).stdout.splitlines()
     assert hits and {line.split(":", 1)[0] for line in hits} == {"speechkit/io/run_folder.py"}, hits

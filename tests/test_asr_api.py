@@ -263,6 +263,7 @@ def serve_url(tmp_path_factory):
     service.close()
 
 
+@pytest.mark.decodes
 def test_the_api_backend_against_speechkit_serve_gives_a_transcript(serve_url, excerpt, tmp_path):
     url, log = serve_url
     assert main(["transcribe", str(excerpt), "--out", str(tmp_path / "out"), "--prompt", "Kafka load test",
@@ -277,6 +278,7 @@ def test_the_api_backend_against_speechkit_serve_gives_a_transcript(serve_url, e
     assert word_error_rate(excerpt_reference(), transcript.text).ratio.value < 0.5
 
 
+@pytest.mark.decodes
 @pytest.mark.slow  # a whole level-3 run of a demo meeting, its transcription by speechkit serve
 def test_a_level_3_run_through_a_diarizing_endpoint_names_corrects_summarizes_and_scores(serve_url, tmp_path):
     url, log = serve_url

@@ -52,6 +52,7 @@ def fw(realdata: Path) -> Path:
     return realdata / "faster-whisper"
 
 
+@pytest.mark.decodes
 @pytest.mark.parametrize("batch_size", [1, 8])
 @pytest.mark.parametrize("model", ["tiny", "base"])
 def test_jfk_is_transcribed_exactly(request, fw: Path, model: str, batch_size: int) -> None:
@@ -70,6 +71,7 @@ def test_jfk_is_transcribed_exactly(request, fw: Path, model: str, batch_size: i
     assert words[-1].text.strip(".").lower() == "country" and words[-1].end > 9.5
 
 
+@pytest.mark.decodes
 @pytest.mark.parametrize("batch_size", [1, 8])
 @pytest.mark.parametrize("model", ["tiny", "base"])
 def test_hotword_appears_only_when_given(request, fw: Path, model: str, batch_size: int) -> None:
@@ -81,6 +83,7 @@ def test_hotword_appears_only_when_given(request, fw: Path, model: str, batch_si
     assert said("ComfyUI", biased)  # written "ComfyUI" or "comfyUI" depending on the CPU
 
 
+@pytest.mark.decodes
 @pytest.mark.parametrize("batch_size", [1, 8])
 def test_prompt_alone_also_biases(tiny, fw: Path, batch_size: int) -> None:
     segments = tiny[batch_size].transcribe(load_audio(fw / "hotwords.mp3"),
@@ -88,6 +91,7 @@ def test_prompt_alone_also_biases(tiny, fw: Path, batch_size: int) -> None:
     assert said("ComfyUI", " ".join(s.text for s in segments))
 
 
+@pytest.mark.decodes
 def test_both_paths_give_the_decoder_the_same_prompt(tiny, fw: Path, monkeypatch) -> None:
     """faster-whisper 1.2.1: hot words and prompt reach get_prompt in both paths, same tokens."""
     model = tiny[1].model
@@ -112,6 +116,7 @@ def test_both_paths_give_the_decoder_the_same_prompt(tiny, fw: Path, monkeypatch
     assert seen[0][1:] == expected
 
 
+@pytest.mark.decodes
 @pytest.mark.parametrize("batch_size", [1, 8])
 @pytest.mark.parametrize("channel", [0, 1])
 def test_each_stereo_channel_alone(tiny, fw: Path, channel: int, batch_size: int) -> None:
@@ -122,6 +127,7 @@ def test_each_stereo_channel_alone(tiny, fw: Path, channel: int, batch_size: int
     assert not said(("horizon", "wizard")[channel], " ".join(s.text for s in segments))  # nothing of the other
 
 
+@pytest.mark.decodes
 @pytest.mark.parametrize("batch_size", [1, 8])
 def test_speech_regions_limit_decoding(tiny, fw: Path, batch_size: int) -> None:
     audio = load_audio(fw / "jfk.flac")
@@ -136,6 +142,7 @@ def test_speech_regions_limit_decoding(tiny, fw: Path, batch_size: int) -> None:
     assert min(w.start for s in second for w in s.words) >= 7.9  # times are absolute
 
 
+@pytest.mark.decodes
 def test_clips_decoded_one_by_one_get_their_own_seconds_of_a_long_recording(tiny, fw: Path, monkeypatch) -> None:
     """faster-whisper computes the features of all the audio it is given, so clips decoded one
     after another (the sequential path, and every re-decode) each get only their own stretch of
@@ -207,6 +214,7 @@ def test_clip_plan_packs_regions_and_cuts_long_ones_at_pauses() -> None:
     assert plan_clips(audio, [(1.0, 3.0), (3.0, 5.0)], max_clip_s=30.0) == [(1.0, 5.0)]  # touching: no pause
 
 
+@pytest.mark.decodes
 def test_batched_windows_hold_no_pause_between_speech_regions(tiny, realdata: Path, monkeypatch) -> None:
     """Two speech regions 20 s apart: the batched decoder gets their samples end to end (one
     window of 8 s, not 28 s), and each word keeps its time in the recording."""
@@ -237,6 +245,7 @@ def test_unknown_model_says_how_to_get_one(monkeypatch, tmp_path: Path) -> None:
         WhisperRecognizer(model="large-v3", device="cpu")
 
 
+@pytest.mark.decodes
 def test_a_looping_batched_window_is_decoded_again_sequentially(tiny, realdata: Path, monkeypatch) -> None:
     """Windows whose text compresses too well (a repetition loop) go through the sequential decoder.
 

@@ -32,6 +32,7 @@ def bench(realdata: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     return out, json.loads((out / "bench.json").read_text())
 
 
+@pytest.mark.decodes
 def test_bench_json_has_ratios_sweep_and_machine(bench):
     _, report = bench
     ratios = report["ratios"]
@@ -61,6 +62,7 @@ def test_bench_json_has_ratios_sweep_and_machine(bench):
     assert rss["value"] == max(rss["by_config"].values())
 
 
+@pytest.mark.decodes
 def test_every_configuration_ran_and_transcribed_jfk(bench):
     _, report = bench
     assert list(report["configs"]) == list(CONFIGS)
@@ -82,6 +84,7 @@ def test_every_configuration_ran_and_transcribed_jfk(bench):
     assert not report["configs"]["bare_batched"]["asr"]
 
 
+@pytest.mark.decodes
 def test_bench_md_reports_the_ratios_and_the_machine(bench):
     out, report = bench
     text = (out / "bench.md").read_text()

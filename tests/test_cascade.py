@@ -42,6 +42,7 @@ def records(workspace, cascade, tmp_path_factory) -> dict[str, MeetingRecord]:
     return out
 
 
+@pytest.mark.decodes
 def test_every_stage_is_keyed_and_two_meetings_never_share_a_key(records, cascade):
     first, second = records.values()
     assert {"vad", "asr", "diarize", "attribute", "identify", "correct"} <= set(cascade.stage_names)
@@ -54,6 +55,7 @@ def test_every_stage_is_keyed_and_two_meetings_never_share_a_key(records, cascad
         assert not stage.stored and stage_key(stage, first) == first.keys[name]
 
 
+@pytest.mark.decodes
 def test_a_key_follows_what_the_stage_reads(records, cascade):
     record = next(iter(records.values()))
     correct, identify = cascade.stage("correct"), record.keys["identify"]
@@ -72,6 +74,7 @@ def test_a_key_follows_what_the_stage_reads(records, cascade):
         record.context.terms = terms
 
 
+@pytest.mark.decodes
 def test_results_are_held_by_stage_name_and_round_trip(records, cascade):
     record = next(iter(records.values()))
     assert list(record.results) == cascade.stage_names
@@ -89,6 +92,7 @@ def test_results_are_held_by_stage_name_and_round_trip(records, cascade):
     assert record.result("asr").stats.windows >= 1 and record.result("asr").summary()["windows"] >= 1
 
 
+@pytest.mark.decodes
 def test_a_result_pickles_without_the_stages_models(records, cascade):
     """A Ray worker pickles each meeting's result for the driver: the stages (loaded models) stay behind."""
     from speechkit.cascade import CascadeResult
@@ -101,6 +105,7 @@ def test_a_result_pickles_without_the_stages_models(records, cascade):
         again.record.outputs()
 
 
+@pytest.mark.decodes
 def test_stored_results_are_served_from_the_cache_on_a_second_record(workspace, records, cascade):
     meeting = workspace.scored_meetings[0]
     first = records[meeting.id]
@@ -131,6 +136,7 @@ def test_diarization_and_identification_run_beside_the_asr_and_nothing_else_does
     assert cascade.beside("diarize", ["attribute", "identify", "correct"]) == []
 
 
+@pytest.mark.decodes
 def test_stages_run_side_by_side_give_the_results_of_running_them_in_order(workspace, records, cascade):
     """The ASR runs on this thread while diarization and identification run on a helper thread;
     every result and key equals the one-after-another run's (fresh computation, no cache)."""
@@ -159,6 +165,7 @@ def test_stages_run_side_by_side_give_the_results_of_running_them_in_order(works
     assert set(record.timings) >= set(cascade.stage_names) | {"audio"}
 
 
+@pytest.mark.decodes
 def test_an_error_of_a_stage_run_beside_another_is_raised_by_the_run(workspace, cascade, monkeypatch):
     meeting = workspace.scored_meetings[0]
     diarize = cascade.stage("diarize")

@@ -194,6 +194,7 @@ def test_a_lone_common_word_is_not_rewritten_as_a_number_term_when_confident():
     assert unsure.transcript.segments[0].text == "no one knows why 15 people came"
 
 
+@pytest.mark.decodes
 def test_real_recording_unsure_words_become_the_term_and_confident_ones_stay(realdata):
     # Whisper tiny.en hears the product name "ComfyUI" as "comfy eye", once unsure, once sure.
     from speechkit.core.audio import load_audio

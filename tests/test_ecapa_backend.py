@@ -31,6 +31,7 @@ def test_the_registry_name_loads_the_model_in_its_local_folder(ecapa_here, reald
     np.testing.assert_allclose(by_name.embed(audio[:48000]), by_folder.embed(audio[:48000]), atol=1e-6)
 
 
+@pytest.mark.decodes
 def test_the_ecapa_recipe_diarizes_and_identifies_end_to_end(ecapa_here, make_real_workspace, tmp_path):
     """The shipped recipe ``ecapa`` at L3 on real speech: centroids and enrollments in ECAPA's
     space (24 dimensions here), every word attributed, the run scored."""

@@ -171,6 +171,7 @@ def test_user_term_lists(tmp_path):
     assert read_terms(tmp_path / "terms.yaml").numbers == ("42",)
 
 
+@pytest.mark.decodes
 @pytest.mark.slow
 def test_recipe_all_levels_on_the_imported_series(manifests, tmp_path, capsys):
     """Import trn07, trn08 and sample, run L1-L3 end to end and score what the references hold."""
@@ -195,6 +196,7 @@ def test_recipe_all_levels_on_the_imported_series(manifests, tmp_path, capsys):
     assert (tmp_path / "runs" / "comparison.md").is_file()
 
 
+@pytest.mark.decodes
 @pytest.mark.slow
 def test_enrollment_meeting_is_neither_run_nor_scored(manifests, tmp_path):
     ws = tmp_path / "ws"

@@ -287,6 +287,7 @@ def test_the_local_smollm2_judge_scores_one_demo_meeting(tmp_path, capsys, monke
     assert judged["check"]["passed"] in (True, False) and set(judged["check"]["unrelated"]) == set(DIMENSIONS)
 
 
+@pytest.mark.decodes
 def test_a_report_rebuilt_after_judge_is_the_report_of_a_run_with_judge_in_its_recipe(endpoint, tmp_path,
                                                                                     make_real_workspace):
     """The judge as a recipe's post-run step, and the judge run later on the finished run

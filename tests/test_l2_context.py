@@ -79,6 +79,7 @@ def tiny():
     return make_backend("asr", "whisper", model="tiny.en", device="cpu", batch_size=8)
 
 
+@pytest.mark.decodes
 def test_verified_hot_words_change_only_the_windows_that_use_them(tiny, realdata: Path):
     """Windows are decoded without the hot words first, and again with them only where that
     decoding holds a hot word or words written like one: a hot word that is not spoken (JFK:
@@ -103,6 +104,7 @@ def test_verified_hot_words_change_only_the_windows_that_use_them(tiny, realdata
     assert recognition.stats.redecoded_verify == recognition.stats.biased_kept == 1
 
 
+@pytest.mark.decodes
 def test_second_decoding_only_for_windows_that_may_hold_a_hot_word(realdata: Path, monkeypatch):
     """sample.wav in four 6 s windows, hot words said in some of them: exactly the windows whose
     unbiased decoding holds a hot word or words written like one are decoded a second time (with

@@ -63,6 +63,7 @@ def echoing(request: dict, call: int) -> tuple[int, str, float]:
     return 200, json.dumps(reply), 0.0
 
 
+@pytest.mark.decodes
 def test_run_json_records_the_endpoint_and_the_model_the_server_reported(setup, endpoint, tmp_path):
     server = endpoint(echoing, models=["test-model"])
     done = run(setup, tmp_path / "run", server.url, "test-model")

@@ -143,6 +143,7 @@ def llm_runs(make_real_workspace, tmp_path_factory):
             "corrected": run_workspace(recipe, ws, out, progress=False)}
 
 
+@pytest.mark.decodes
 def test_the_llm_recipe_runs_offline_on_the_packaged_model(llm_runs):
     corrected = llm_runs["corrected"]
     (called,) = json.loads((corrected.out / "run.json").read_text())["llm"]["endpoints"]

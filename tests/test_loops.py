@@ -116,6 +116,7 @@ def sample(realdata: Path):
     return load_audio(realdata / "pyannote-sample" / "sample.wav")
 
 
+@pytest.mark.decodes
 @pytest.mark.parametrize("batch_size", [1, 8])
 @pytest.mark.parametrize("biased", [False, True])
 def test_words_outside_speech_are_redecoded_on_the_speech_alone(sample, batch_size, biased, monkeypatch):
@@ -149,6 +150,7 @@ def test_words_outside_speech_are_redecoded_on_the_speech_alone(sample, batch_si
     assert any(w.start >= 20.0 for w in words) and any(w.end <= 8.5 for w in words)
 
 
+@pytest.mark.decodes
 @pytest.mark.parametrize("batch_size", [1, 8])
 def test_repeated_words_flag_a_window_on_every_path(sample, batch_size):
     """sample.wav opens with "Hello. Hello.": with a loop threshold of two copies the window is
@@ -171,6 +173,7 @@ def test_repeated_words_flag_a_window_on_every_path(sample, batch_size):
     assert tokens and repeated_run(tokens, o.loop_max_ngram, o.loop_repeats, o.loop_min_words) is None
 
 
+@pytest.mark.decodes
 @pytest.mark.parametrize("batch_size", [1, 8])
 def test_quiet_speech_skipped_in_a_window_is_decoded_on_its_own(realdata: Path, sample, batch_size):
     """JFK at full level, then the sample call 26 dB quieter, as one speech region: tiny.en writes

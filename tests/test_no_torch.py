@@ -37,6 +37,7 @@ print("REPORT " + json.dumps(report))
 """
 
 
+@pytest.mark.decodes
 @pytest.mark.slow
 def test_default_recipe_at_l1_and_l3_loads_no_torch(make_real_workspace, tmp_path):
     ws = make_real_workspace(tmp_path / "ws")

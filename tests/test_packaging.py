@@ -34,6 +34,7 @@ def test_the_wheel_holds_the_recipes_and_the_registry(wheel: Path):
     assert not any(n.startswith(("benchmarks/", "tests/")) for n in names)
 
 
+@pytest.mark.decodes
 @pytest.mark.slow
 def test_an_installed_wheel_runs_the_l1_recipe_on_the_demo(wheel: Path, tmp_path: Path):
     target = tmp_path / "site"

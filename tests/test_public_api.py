@@ -30,6 +30,7 @@ def test_help_shows_every_public_name_and_importing_loads_none_of_their_modules(
         speechkit.nothing  # noqa: B018
 
 
+@pytest.mark.decodes
 @pytest.mark.slow  # two runs of the demo workspace
 def test_the_readme_example_runs_as_written(tmp_path, monkeypatch):
     readme = (REPO / "README.md").read_text()

@@ -87,6 +87,7 @@ def test_missing_pipeline_says_how_to_get_it(offline_models, tmp_path):
         PyannoteDiarizer(model=str(tmp_path), device="cpu")
 
 
+@pytest.mark.decodes
 def test_the_pyannote_recipe_runs_end_to_end(offline_models, make_real_workspace, tmp_path):
     """The shipped recipe ``pyannote`` at L3 with a community-1-layout pipeline put where the
     registry looks: exclusive turns feed attribution, the pipeline's embeddings identification."""

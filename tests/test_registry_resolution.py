@@ -88,6 +88,7 @@ def test_every_shipped_recipe_loads_and_names_registered_models(name):
         assert record.backend in {spec["backend"], spec.get("embedder")}, (name, stage, model)
 
 
+@pytest.mark.decodes
 @pytest.mark.parametrize("name", [r for r in RECIPES if r not in RUN_ELSEWHERE])
 def test_every_shipped_recipe_runs_end_to_end_or_names_what_to_fetch(name, workspace, offline_models, tmp_path):
     """With only the packaged models: a recipe whose models are all here runs end to end at L3;

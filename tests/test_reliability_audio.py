@@ -140,6 +140,7 @@ GOOD = ["rate_8000", "rate_44100", "rate_48000", "stereo_44k1_flac", "six_channe
         "flac_named_wav", "mp3_named_wav", "opus_named_wav"]
 
 
+@pytest.mark.decodes
 @pytest.mark.parametrize("name", GOOD)
 def test_unusual_valid_audio_is_transcribed(clips, cascade, name):
     if name == "six_channel":
@@ -153,6 +154,7 @@ def test_unusual_valid_audio_is_transcribed(clips, cascade, name):
     assert all(0 <= s.start <= s.end <= 11.1 for s in result.transcript.segments)
 
 
+@pytest.mark.decodes
 def test_wrong_extension_is_decoded_by_content_through_the_cli(clips, tmp_path, capsys):
     path = clips["mp3_named_wav"]
     assert main(["transcribe", str(path), "--out", str(tmp_path)]) == 0

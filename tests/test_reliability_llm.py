@@ -295,6 +295,7 @@ def recipe(real: dict[str, Path], out: Path, server: Endpoint, *extra: str) -> s
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.decodes
 @pytest.mark.slow  # a whole L3 run with LLM notes
 def test_a_recipe_with_llm_notes_keeps_the_key_out_of_run_json_and_every_file(real, served, tmp_path):
     served.append(Endpoint(notes_answer, models=leaky_models))

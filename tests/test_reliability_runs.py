@@ -60,6 +60,7 @@ def partial_run(partial_ws, l3_cascade, tmp_path_factory) -> RunResult:
     return run_workspace(load_recipe("l3"), load_workspace(partial_ws), out, cascade=l3_cascade, progress=False)
 
 
+@pytest.mark.decodes
 def test_people_without_enrollment_stay_unnamed_and_the_rest_are_named(partial_run):
     for mid, result in partial_run.results.items():
         names = sorted(result.record.result("identify").values())
@@ -75,6 +76,7 @@ def test_people_without_enrollment_stay_unnamed_and_the_rest_are_named(partial_r
     assert {"source": "voice enrollments of the invited", "items": 1, "budget": None} in context["additions"]
 
 
+@pytest.mark.decodes
 def test_empty_term_set_makes_recalls_not_applicable(partial_run):
     scores = partial_run.scores
     for metric in ("number_recall", "term_recall"):
@@ -92,6 +94,7 @@ def _copy_run(partial_ws: Path, partial_run: RunResult, tmp_path: Path) -> tuple
     return ws, tmp_path / "run"
 
 
+@pytest.mark.decodes
 def test_audio_deleted_after_load_is_an_error_naming_it(partial_ws, partial_run, tmp_path, monkeypatch, capsys):
     ws, out = _copy_run(partial_ws, partial_run, tmp_path)
     loaded = manifest.load_workspace
@@ -110,6 +113,7 @@ def test_audio_deleted_after_load_is_an_error_naming_it(partial_ws, partial_run,
     assert not (out / "transcripts" / "m2.json").exists() and not (out / "scores.json").exists()
 
 
+@pytest.mark.decodes
 def test_enrollment_deleted_after_load_is_an_error_naming_it(partial_ws, partial_run, l3_cascade, tmp_path):
     ws, out = _copy_run(partial_ws, partial_run, tmp_path)
     workspace = load_workspace(ws)
@@ -159,6 +163,7 @@ def real_ws(tmp_path_factory, make_real_workspace) -> Path:
     return make_real_workspace(tmp_path_factory.mktemp("real"))
 
 
+@pytest.mark.decodes
 @pytest.mark.slow  # a run killed and resumed, against a whole run
 def test_killed_run_resumes_to_byte_identical_outputs(real_ws, tmp_path, real_meetings):
     out = tmp_path / "run"

@@ -89,6 +89,7 @@ def endpoint() -> Iterator[tuple[str, type[_Endpoint]]]:
     server.server_close()
 
 
+@pytest.mark.decodes
 def test_no_output_of_an_l3_run_with_the_llm_corrector_holds_the_key(endpoint, make_real_workspace, tmp_path):
     url, handler = endpoint
     handler.replies = ["500-echo", "echo", "401-reason", "turns-with-key", "prose-with-key", "echo"]

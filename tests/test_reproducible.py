@@ -17,6 +17,7 @@ from speechkit.stages import make_backend
 SAMPLING = {"backend": "whisper", "model": "tiny.en", "batch_size": 1, "temperatures": [1.0], "seed": 11}
 
 
+@pytest.mark.decodes
 def test_sampled_decoding_is_seeded(realdata: Path):
     recognizer = make_backend("asr", "whisper", device="cpu", **{k: v for k, v in SAMPLING.items() if k != "backend"})
     audio = load_audio(realdata / "pyannote-sample" / "sample.wav")
@@ -33,6 +34,7 @@ def _run(recipe: Path, ws: Path, out: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+@pytest.mark.decodes
 @pytest.mark.slow  # two whole runs in fresh processes
 def test_a_run_repeated_in_a_fresh_process_gives_the_same_bytes(tmp_path: Path, make_real_workspace):
     """Two runs of the real two-meeting workspace at L2 (the second meeting gets the first one's

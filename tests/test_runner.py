@@ -27,6 +27,7 @@ def runs(workspace, tmp_path_factory):
             for level in (1, 2, 3)}
 
 
+@pytest.mark.decodes
 def test_run_writes_every_output(runs, real_meetings):
     out = runs[3].out
     for mid in real_meetings:
@@ -42,12 +43,14 @@ def test_run_writes_every_output(runs, real_meetings):
     assert html.count("data:image/png;base64,") == 2 and "Speaker-consistency grid" in html
 
 
+@pytest.mark.decodes
 def test_real_speech_is_transcribed_and_attributed(runs):
     agg = runs[1].scores["aggregate"]
     assert agg["wer"]["value"] < 0.3
     assert agg["der"]["value"] < 0.3
 
 
+@pytest.mark.decodes
 def test_levels_name_speakers_as_designed(runs):
     consistency = {level: r.scores["aggregate"]["speaker_consistency"]["value"] for level, r in runs.items()}
     named = {level: r.scores["aggregate"]["named_speaker_accuracy"]["value"] for level, r in runs.items()}
@@ -57,6 +60,7 @@ def test_levels_name_speakers_as_designed(runs):
     assert named[3] >= 0.8 and consistency[3] >= 0.9  # enrollments name both real speakers
 
 
+@pytest.mark.decodes
 def test_rerun_reuses_the_cache_and_writes_identical_outputs(runs, workspace, real_meetings):
     first = runs[2].out
     before = {p: p.read_bytes() for p in (first / "transcripts").iterdir()}

@@ -35,6 +35,7 @@ def shared(workspace, tmp_path_factory) -> tuple[Path, dict[int, dict]]:
     return root, runs
 
 
+@pytest.mark.decodes
 def test_the_second_level_takes_vad_and_diarization_from_the_shared_cache(shared, real_meetings):
     root, runs = shared
     n = len(real_meetings)
@@ -47,6 +48,7 @@ def test_the_second_level_takes_vad_and_diarization_from_the_shared_cache(shared
     assert len(list((root / "cache" / "vad").glob("*.json"))) == n
 
 
+@pytest.mark.decodes
 def test_a_shared_cache_gives_the_bytes_of_a_run_with_its_own(shared, workspace):
     root, _ = shared
     alone = run_workspace(load_recipe("l2"), workspace, root / "l2-alone", progress=False)

@@ -77,6 +77,7 @@ def cues(subtitles: str) -> list[tuple[str, str]]:
     return re.findall(r"^(\d\d:\d\d:\d\d[,.]\d\d\d) --> (\d\d:\d\d:\d\d[,.]\d\d\d)$", subtitles, re.M)
 
 
+@pytest.mark.decodes
 @pytest.mark.slow  # the cascade on a whole meeting (about 100 s of audio), then five answers from the cache
 def test_the_openai_client_transcribes_a_demo_meeting_in_every_format(server):
     assert [m.id for m in client(server).models.list()] == ["whisper"]

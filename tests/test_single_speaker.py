@@ -34,6 +34,7 @@ def test_two_real_callers_are_still_two(realdata, diarize):
     assert len({t.speaker for t in turns}) == 2
 
 
+@pytest.mark.decodes
 def test_transcribe_jfk_gives_one_speaker(realdata, tmp_path, capsys):
     assert main(["transcribe", str(realdata / "faster-whisper" / "jfk.flac"), "--out", str(tmp_path)]) == 0
     segments = json.loads((tmp_path / "jfk.json").read_text())

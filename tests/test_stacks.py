@@ -157,6 +157,7 @@ def transcription_server(tmp_path):
         server.wait(timeout=60)
 
 
+@pytest.mark.decodes
 @pytest.mark.slow
 def test_the_openai_stack_runs_end_to_end_against_speechkit_serve_and_an_audio_chat_stand_in(
         transcription_server, tmp_path):

@@ -39,6 +39,7 @@ def _run_json(run: Path) -> dict:
     return json.loads((run / "run.json").read_text())
 
 
+@pytest.mark.decodes
 def test_every_meeting_gets_its_notes_file_and_run_json_entry(real_runs, real_meetings):
     root, _ = real_runs
     for run in ("l3", "l2"):
@@ -50,6 +51,7 @@ def test_every_meeting_gets_its_notes_file_and_run_json_entry(real_runs, real_me
     assert _run_json(root / "l3")["recipe"]["stages"]["summarize"]["backend"] == "extractive"
 
 
+@pytest.mark.decodes
 def test_results_are_keyed_per_meeting_and_level_and_a_rerun_hits_the_cache(real_runs, real_meetings):
     root, _ = real_runs
     n = len(real_meetings)
@@ -62,6 +64,7 @@ def test_results_are_keyed_per_meeting_and_level_and_a_rerun_hits_the_cache(real
         assert path.read_bytes() == (root / "l3-again" / "notes" / path.name).read_bytes()
 
 
+@pytest.mark.decodes
 def test_the_notes_of_earlier_meetings_are_the_l2_context_of_later_ones(real_runs):
     root, ws = real_runs
     first, second = (m.id for m in ws.scored_meetings)
@@ -76,6 +79,7 @@ def test_the_notes_of_earlier_meetings_are_the_l2_context_of_later_ones(real_run
     assert l3["roster"] == ["Diane Doe", "Sheila Doe"] and l3["earlier_notes"].startswith(f"{first}:")
 
 
+@pytest.mark.decodes
 def test_the_synthetic_workspace_gets_notes_per_meeting(small_synth_workspace, tmp_path):
     ws = load_workspace(small_synth_workspace)
     result = run_workspace(load_recipe("l3"), ws, tmp_path / "run", progress=False)

@@ -55,6 +55,7 @@ def enrolled_run(realdata, tmp_path_factory):
     return out
 
 
+@pytest.mark.decodes
 def test_sample_two_callers_transcribed_diarized_and_named(enrolled_run, realdata, capsys):
     hyp = json.loads((enrolled_run / "sample.json").read_text())
     assert {seg["speaker"] for seg in hyp} == {"SPEAKER_00", "SPEAKER_01"}  # two speakers found, not given
@@ -78,6 +79,7 @@ def test_sample_two_callers_transcribed_diarized_and_named(enrolled_run, realdat
     assert len(rest) > 40 and named >= 0.80
 
 
+@pytest.mark.decodes
 def test_each_stereo_channel_selected_alone(realdata, tmp_path, capsys):
     stereo = realdata / "faster-whisper" / "stereo_diarization.wav"
     for channel, expected in ((0, "wizard"), (1, "horizon")):
@@ -87,6 +89,7 @@ def test_each_stereo_channel_selected_alone(realdata, tmp_path, capsys):
         assert expected in text.lower() and ("horizon" if channel == 0 else "wizard") not in text.lower()
 
 
+@pytest.mark.decodes
 def test_rttm_holds_the_speaker_turns_also_where_asr_heard_no_words(realdata, tmp_path):
     """Far-field AMI trn04: who spoke when comes from the diarization, so speech that the ASR left
     without words (half of this excerpt's speech when skipped speech is not decoded again) still
@@ -108,6 +111,7 @@ def test_rttm_holds_the_speaker_turns_also_where_asr_heard_no_words(realdata, tm
     assert heard <= skipped - 0.05  # measured 0.275: the skipped speech decoded again has words
 
 
+@pytest.mark.decodes
 def test_output_formats_and_the_default_folder(realdata, tmp_path, monkeypatch, capsys):
     """Without --out the files go to ./transcripts/NAME/; --output-format picks them; the subtitles
     hold the words and speakers of the SegLST transcript, cue by cue."""

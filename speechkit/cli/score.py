@@ -112,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     # collecting young objects every 700 allocations (Python's default) took about 30% of the time
     # of a 100,000-line STM. This process only scores, so collect as mypy's command line does.
     gc.set_threshold(200_000, 30, 30)
+    from speechkit.io.run_folder import RunFolder
     from speechkit.io.uem import read_uem
     from speechkit.metrics.bootstrap import MIN_MEETINGS
     from speechkit.scoring import ScoreOptions, format_table, score_files, score_workspace
@@ -129,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             raise SpeechkitError("workspace mode needs both --workspace and --run")
         if args.session is not None:
             raise SpeechkitError("--session applies to --ref/--hyp only")
-        out = args.out or args.run / "scores.json"
+        out = args.out or RunFolder(args.run).scores
         scores = score_workspace(args.workspace, args.run, options, out=out)
     else:
         if args.ref is None or args.hyp is None:

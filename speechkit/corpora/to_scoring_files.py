@@ -22,8 +22,6 @@ from speechkit.workspace import Workspace
 
 #: The formats exported, with the suffix of their file.
 SUFFIXES = {"seglst": ".json", "rttm": ".rttm"}
-#: What ``speechkit score`` writes into a folder of hypotheses by default: not a hypothesis.
-_SCORES = "scores.json"
 
 
 @dataclass
@@ -65,7 +63,7 @@ def run_hypotheses(run: Path, fmt: str) -> Export:
     folder = RunFolder.of_hypotheses(run).transcripts
     if not folder.is_dir():
         raise FormatError(run, "run folder not found")
-    files = sorted(p for p in folder.glob(f"*{SUFFIXES[fmt]}") if p.name != _SCORES and p.is_file())
+    files = sorted(p for p in folder.glob(f"*{SUFFIXES[fmt]}") if p.name != RunFolder.SCORES and p.is_file())
     if not files:
         what = "<meeting>.json SegLST transcript files" if fmt == "seglst" else "<meeting>.rttm speaker turns"
         raise FormatError(folder, f"no hypotheses to export: no {what} in the folder")

@@ -1,7 +1,7 @@
 """A run's answers to the gold questions: ``RUN/qa.json`` (``speechkit.qa/1``), written by
 ``speechkit qa RUN`` or a recipe's ``qa`` step, read back by scoring.
 
-Layout (docs/scores-schema.md, "qa.json")::
+Layout (docs/scores-schema.md, its qa.json section)::
 
     {"schema": "speechkit.qa/1", "backend": {"backend": "extractive", ...its options},
      "workspace": ROOT,
