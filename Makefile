@@ -15,6 +15,7 @@ APT_PACKAGES := ffmpeg espeak-ng sox libsndfile1 chromium
 # cached environment runs on other CPUs too, and a native build on a CPU with AMX crashed llama.cpp
 # (a general protection fault in libggml-cpu) on its first request in a virtual machine whose kernel
 # does not grant AMX. x86-64 gets AVX2, FMA and F16C, which every AVX-512 CPU also has.
+# pip's wheel cache knows the source, not these flags: the wheel is built with --no-cache-dir.
 EXTRAS_BUT_LLM := stages,correct,synth,report,corpora,notes,ray,dev
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF $(if $(filter x86_64,$(shell uname -m)),-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON)
 # The environment's key: the dependency files and how the compiled part is built.
@@ -67,7 +68,7 @@ env:
 	  rm -rf "$(ENV_DIR)" && mkdir -p "$(ENV_CACHE)" && \
 	  $(PYTHON) -m venv "$(ENV_DIR)" && \
 	  "$(ENV_DIR)/bin/pip" install -q --upgrade pip wheel && \
-	  { CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) "$(ENV_DIR)/bin/pip" wheel -q \
+	  { CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) "$(ENV_DIR)/bin/pip" wheel -q --no-cache-dir \
 	      --no-deps -c constraints.txt -w "$(ENV_DIR)/.wheels" llama-cpp-python > "$(ENV_DIR)/.llama-build.log" 2>&1 & } && \
 	  llama=$$! && \
 	  "$(ENV_DIR)/bin/pip" install -c constraints.txt torch torchaudio && \

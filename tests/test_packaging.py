@@ -50,4 +50,5 @@ def test_an_installed_wheel_runs_the_l1_recipe_on_the_demo(wheel: Path, tmp_path
     assert proc.stderr.splitlines()[0].startswith(str(target))  # the installed copy, not the checkout
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["recipe"]["name"] == "whisper-l1" and run["recipe"]["stages"]["asr"]["model"] == "tiny.en"
+    # WER measured on one CPU's AVX-512, AVX2 and generic paths: 0.333, 0.340, 0.348
     assert json.loads((tmp_path / "run" / "scores.json").read_text())["aggregate"]["wer"]["value"] < 0.5

@@ -82,6 +82,7 @@ def cues(subtitles: str) -> list[tuple[str, str]]:
 def test_the_openai_client_transcribes_a_demo_meeting_in_every_format(server):
     assert [m.id for m in client(server).models.list()] == ["whisper"]
     plain = transcribe(server, "json").text
+    # WER measured on one CPU's AVX-512, AVX2 and generic paths: 0.327, 0.332, 0.350
     assert word_error_rate(reference_text(), plain).ratio.value < 0.5
     assert transcribe(server, "text").strip() == plain
     verbose = transcribe(server, "verbose_json", timestamp_granularities=["word", "segment"])

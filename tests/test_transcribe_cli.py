@@ -62,7 +62,8 @@ def test_sample_two_callers_transcribed_diarized_and_named(enrolled_run, realdat
     assert {seg.get("speaker_name") for seg in hyp} == {"Diane", "Sheila"}
     words = score_files(realdata / "pyannote-sample" / "sample.stm", enrolled_run / "sample.json")
     turns = score_files(realdata / "pyannote-sample" / "sample.rttm", enrolled_run / "sample.rttm")
-    assert words["aggregate"]["wer"]["value"] <= 0.20  # measured 0.149 with tiny.en
+    # tiny.en, measured on one CPU's AVX-512, AVX2 and generic paths: WER 0.195, 0.149, 0.161; DER 0.028 on each
+    assert words["aggregate"]["wer"]["value"] <= 0.30
     # the RTTM is the diarization, named: measured 0.028 (collar 0.25 s each side), as
     # docs/real-speech.md; the transcript's own segments scored 0.038
     assert turns["aggregate"]["der"]["value"] <= 0.08
