@@ -33,7 +33,8 @@ EXEC ?= local
 # included) again on another CTranslate2 / oneDNN code path: decoded words differ between
 # instruction sets, so a test that pins one CPU's output fails here, not on a user's machine.
 # No list to keep: tests/decoding_probe notes every Whisper decode, and a test that decodes
-# without the mark fails (tests/conftest.py).
+# without the mark fails (tests/conftest.py). The Ray tests (marked decodes too) compare a Ray run with
+# a local one on the same machine, so they pin no CPU's words and stay in `make test-ray`.
 # ISA: AVX2 (what CPUs without AVX-512 run) or GENERIC (no SIMD kernels).
 ISA ?= AVX2
 ONEDNN_ISA = $(if $(filter GENERIC,$(ISA)),SSE41,$(ISA))

@@ -119,6 +119,7 @@ def _workers(cluster, title: str) -> list[int]:
     return found
 
 
+@pytest.mark.decodes
 @pytest.mark.ray
 @pytest.mark.timeout(600)
 def test_ray_run_matches_the_local_run(ray_cluster, workspaces, local_runs, tmp_path):
@@ -141,6 +142,7 @@ def test_ray_run_matches_the_local_run(ray_cluster, workspaces, local_runs, tmp_
     assert "prior speaker centroids" not in additions["ws-a", "m1"] | additions["ws-b", "m2"]
 
 
+@pytest.mark.decodes
 @pytest.mark.ray
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("level", [1, 3])
@@ -153,6 +155,7 @@ def test_ray_run_matches_the_local_run_at_levels_1_and_3(ray_cluster, workspaces
     assert run_json(remote.out)["cache"] == run_json(local.out)["cache"]
 
 
+@pytest.mark.decodes
 @pytest.mark.ray
 @pytest.mark.timeout(600)
 def test_killed_worker_loses_no_finished_meeting_and_the_rerun_completes(ray_cluster, workspaces, local_runs,
