@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from speechkit.cache import digest
 from speechkit.core.record import MeetingRecord
@@ -31,7 +31,9 @@ from speechkit.io.run_folder import MeetingFile, RunFolder
 from speechkit.io.run_view import RunView
 from speechkit.io.seglst import to_seglst
 from speechkit.io.system_files import SystemOutputs, inputs_document, write_answers_file
-from speechkit.workspace import Workspace
+
+if TYPE_CHECKING:
+    from speechkit.workspace import Workspace
 
 BACKENDS = {"command": "speechkit.stages.system.command:CommandSystem"}
 DEFAULT_BACKEND = "command"
