@@ -4,7 +4,8 @@
    this machine and its device is usable (where the stages run here), and every LLM stage's
    endpoint answers (:func:`speechkit.llm.run.probe_endpoints`).
 2. :func:`run_folders`: each job's run folder, then its stage cache folder, is checked
-   (``error: PATH: ...`` for a folder the user cannot write), locked for the run
+   (``error: PATH: ...`` for a folder the user cannot write, a cache that is a run folder or
+   lies in one outside its ``cache/``: :func:`check_cache_folder`), locked for the run
    (:mod:`speechkit.io.lock`: a second run into one folder meanwhile is refused), and swept of
    the temporary files an interrupted run left.
 3. Per workspace, :func:`llm_session`: the run's LLM session with its response cache, holding
@@ -27,8 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from speechkit.errors import OutputError
 from speechkit.io.atomic import check_output_folder, remove_leftovers
 from speechkit.io.lock import run_folder_lock
+from speechkit.io.run_folder import RunFolder
 from speechkit.llm import run as llm_run
 from speechkit.llm import session
 from speechkit.recipe import Recipe
@@ -78,7 +81,7 @@ def run_folders(jobs: Sequence[Job]) -> Iterator[None]:
     swept of an interrupted run's temporary files."""
     for job in jobs:
         check_output_folder(job.out)  # the folder the user named first: its error is the one to see
-        check_output_folder(job.cache_dir)
+        check_cache_folder(job)
     with ExitStack() as locks:
         for job in jobs:
             locks.enter_context(run_folder_lock(job.out))
@@ -86,6 +89,24 @@ def run_folders(jobs: Sequence[Job]) -> Iterator[None]:
             if removed:
                 log.info("removed %d temporary file(s) left by an interrupted run in %s", len(removed), job.out)
         yield
+
+
+def check_cache_folder(job: Job) -> None:
+    """The job's stage cache is a folder it can write that lies in no run folder (its own or one
+    holding run.json) but as that run's ``cache/`` or below it: a cache is shared, a run folder is not."""
+    cache = job.cache_dir.resolve()
+    own = Path(job.out).resolve()
+    for folder in (cache, *cache.parents):
+        run = RunFolder(folder)
+        if folder == own or run.run_json.is_file():
+            if folder == cache:
+                raise OutputError(job.cache_dir, f"is a run folder; give a stage cache of its own (such as "
+                                                 f"{run.cache}, which runs may share)")
+            if cache != run.cache and run.cache not in cache.parents:
+                raise OutputError(job.cache_dir, f"lies inside the run folder {folder}, outside its stage cache "
+                                                 f"{run.cache} (which runs may share)")
+            break
+    check_output_folder(job.cache_dir)
 
 
 @contextmanager

@@ -21,7 +21,7 @@ from typing import Any
 from speechkit.core.stage import Spec
 from speechkit.core.step import Step, StepJob
 from speechkit.errors import FormatError
-from speechkit.io.atomic import check_output_file
+from speechkit.io.atomic import check_output_file, check_output_folder
 from speechkit.io.lock import run_folder_lock
 from speechkit.io.run_folder import RunFolder
 from speechkit.llm import session
@@ -60,6 +60,8 @@ def run_step_on_finished(run: RunFolder, spec: Spec, job: StepJob, llm_cache: Pa
     from speechkit.report import write_report
     from speechkit.scoring import score_workspace
 
+    if llm_cache is not None:
+        check_output_folder(llm_cache)  # --cache-dir: before any request is sent
     document = _run(run, spec, job, llm_cache, lock=True)
     if job.out is None and run.is_finished() and run.scores.is_file():
         with run_folder_lock(run.root):

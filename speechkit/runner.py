@@ -119,6 +119,8 @@ def run_meetings(recipe: Recipe, ws: Workspace, run: RunFolder, cascade: Cascade
         raise RecipeError(recipe.path, "no context level: give --level 1, 2 or 3 (or set level: in the recipe)")
     prior: list[PriorMeeting] = []
     results: dict[str, CascadeResult] = {}
+    for name in cascade.stage_names:
+        cascade.stage(name).start_run(ws, run)
     for meeting in tqdm(ws.scored_meetings, desc=f"{recipe.name} {ws.name}", unit="meeting", disable=not progress):
         seed_everything(run_seed(recipe))
         context = run_context(ws, meeting, recipe.level, prior, recipe.context)

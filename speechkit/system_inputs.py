@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from speechkit.context import PriorMeeting, run_context
-from speechkit.errors import FormatError
-from speechkit.io.atomic import write_text
+from speechkit.errors import FormatError, OutputError
+from speechkit.io.atomic import check_target, write_text
 from speechkit.io.names import child_path
 from speechkit.io.system_files import read_system_outputs, system_folder, write_meeting_inputs
 from speechkit.recipe import ContextBudget
@@ -45,6 +45,7 @@ def export_inputs(ws: Workspace, level: int, out: str | Path, budget: ContextBud
     ids = [m.id for m in ws.scored_meetings]
     if meeting is not None and meeting not in ids:
         raise FormatError(ws.manifest_path, f"no scored meeting {meeting!r} (meetings: {', '.join(ids)})")
+    check_export_folder(ws, out, ids)
     done = Exported()
     prior: list[PriorMeeting] = []
     for m in ws.scored_meetings:
@@ -65,3 +66,23 @@ def export_inputs(ws: Workspace, level: int, out: str | Path, budget: ContextBud
                                  f"meeting {done.waiting_for!r} (give the folder it writes them into with --outputs)")
     write_text(out / MEETINGS, "".join(f"{mid}\n" for mid in ids))
     return done
+
+
+def check_export_folder(ws: Workspace, out: Path, ids: list[str]) -> None:
+    """Refuse, before anything is written, an export into the workspace (``out`` inside it) or
+    onto it (a meeting's folder that holds it), and a meeting's folder or ``meetings.txt`` that
+    is a link or no folder or file: nothing is written through a link, nor outside ``out``."""
+    root = ws.root.resolve()
+    target = out.resolve()
+    if target == root or root in target.parents:
+        raise OutputError(out, f"lies inside the workspace {ws.root}; the inputs are written outside it")
+    check_target(out / MEETINGS)
+    for mid in ids:
+        folder = child_path(out, mid)
+        if folder.is_symlink():
+            raise OutputError(folder, "is a symbolic link; speechkit writes the meeting's inputs through no link: "
+                                      "remove it or choose another folder")
+        if folder.exists() and not folder.is_dir():
+            raise OutputError(folder, "exists and is not a folder; expected the meeting's inputs folder or nothing")
+        if root == folder.resolve() or folder.resolve() in root.parents:
+            raise OutputError(folder, f"holds the workspace {ws.root}; writing the inputs there would change it")

@@ -8,6 +8,7 @@ in-process; one runs the installed ``speechkit`` script to prove the real exit p
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -191,6 +192,85 @@ def _subcommands() -> set[str]:
 
 
 NEEDS_LLM = pytest.mark.skipif("llm" not in _subcommands(), reason="no `speechkit llm` in this build")
+
+
+# issue 48: options and files
+
+
+def _uem(env: Env, text: str | bytes) -> list[str]:
+    return _pair(env, "--uem", str(env.file("x.uem", text)), "--der-from-segments")
+
+
+def _finished(env: Env, folder: Path | None = None) -> Path:
+    """``folder`` (default: the run folder) holding a run.json, as a finished run's does."""
+    folder = folder or env.run
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "run.json").write_text(json.dumps({"recipe": {"level": 1}, "workspace": {"root": str(env.ws)}}))
+    return folder
+
+
+def _other_workspace_scored(env: Env) -> str:
+    """A run of another workspace (a copy named ``other``), scored."""
+    from speechkit.scoring import ScoreOptions, score_workspace
+
+    run = env.root / "other-run"
+    shutil.copytree(env.run, run)
+    score_workspace(env.variant("other-ws", name="other"), run, ScoreOptions(resamples=0), out=run / "scores.json")
+    return str(run)
+
+
+def _manifest_link_out(env: Env) -> Path:
+    """A workspace folder whose workspace.yaml is a link to another workspace's manifest."""
+    ws = env.root / "linked"
+    ws.mkdir()
+    for name in ("audio.wav", "m1.ref.json", "m2.ref.json"):
+        shutil.copy(env.ws / name, ws / name)
+    os.symlink(env.ws / "workspace.yaml", ws / "workspace.yaml")
+    return ws
+
+
+def _recipe_bomb(env: Env) -> list[str]:
+    lines = ["level: 1", "name: bomb", 'x0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    return ["run", str(_recipe(env, "bomb.yaml", "\n".join(lines + ["stages: {vad: *a9}", ""]))), "--workspace",
+            str(env.ws), "--out", str(env.root / "r-out")]
+
+
+def _export(env: Env, out: Path, *extra: str) -> list[str]:
+    return ["export", "inputs", str(env.ws), "-L", "1", str(out), *extra]
+
+
+def _export_meeting_folder_a_link(env: Env) -> list[str]:
+    (env.root / "x").mkdir()
+    (env.root / "elsewhere").mkdir()
+    os.symlink(env.root / "elsewhere", env.root / "x" / "m1")
+    return _export(env, env.root / "x")
+
+
+def _export_meetings_txt_a_link(env: Env) -> list[str]:
+    (env.root / "x").mkdir()
+    os.symlink(env.afile, env.root / "x" / "meetings.txt")
+    return _export(env, env.root / "x")
+
+
+def _export_link_to_the_workspace(env: Env) -> list[str]:
+    os.symlink(env.ws, env.root / "ws-link")
+    return _export(env, env.root / "ws-link" / "inputs")
+
+
+def _export_onto_the_workspace(env: Env) -> list[str]:
+    """OUT/m1 is the workspace itself: the export would write its inputs into it."""
+    holder = env.root / "holder"
+    shutil.copytree(env.ws, holder / "m1")
+    return ["export", "inputs", str(holder / "m1"), "-L", "1", str(holder)]
+
+
+def _set(command: str, env: Env, *settings: str) -> list[str]:
+    head = {"run": ["run", "l1", "--workspace", str(env.ws), "--out", str(env.root / "r-out")],
+            "recipe": ["recipe", "-L", "1", "--workspace", str(env.ws), "--out", str(env.root / "r-out")],
+            "serve": ["serve", "--port", "0"]}[command]
+    return [*head, *(a for setting in settings for a in ("--set", setting))]
+
 
 CASES = [
     # score: outputs (items 3, 12)
@@ -425,6 +505,76 @@ CASES = [
     Case("probe-not-a-run", lambda e: ["probe", str(e.run)], "not a run folder"),
     Case("probe-run-missing", lambda e: ["probe", str(e.root / "nowhere")], "run folder not found"),
     Case("probe-iterations-zero", lambda e: ["probe", str(e.run), "--iterations", "0"], "--iterations"),
+    # issue 48: options and files: speaker counts (every command that takes them)
+    Case("transcribe-min-speakers-above-max", lambda e: _transcribe(e, "--min-speakers", "5", "--max-speakers", "2"),
+         "need 1 <= min_speakers <= max_speakers, got 5, 2"),
+    Case("transcribe-speakers-above-max", lambda e: _transcribe(e, "--speakers", "5", "--max-speakers", "2"),
+         "--speakers: 5 speakers contradicts --max-speakers 2"),
+    Case("transcribe-speakers-below-min", lambda e: _transcribe(e, "--speakers", "2", "--min-speakers", "3"),
+         "--speakers: 2 speakers contradicts --min-speakers 3"),
+    Case("transcribe-max-speakers-0", lambda e: _transcribe(e, "--max-speakers", "0"), "--max-speakers"),
+    Case("transcribe-min-speakers-negative", lambda e: _transcribe(e, "--min-speakers=-1"), "--min-speakers"),
+    Case("transcribe-max-speakers-huge", lambda e: _transcribe(e, "--max-speakers", "100000"),
+         "stages.diarize.max_speakers: expected an integer in [1, 1000], got 100000"),
+    Case("transcribe-speakers-huge", lambda e: _transcribe(e, "--speakers", "9" * 30), "--speakers"),
+    Case("run-set-min-speakers-above-max", lambda e: _set("run", e, "diarize.min_speakers=5",
+                                                          "diarize.max_speakers=2"), "need 1 <= min_speakers"),
+    Case("run-set-max-speakers-huge", lambda e: _set("run", e, "diarize.max_speakers=" + "9" * 30),
+         "stages.diarize.max_speakers: expected an integer in [1, 1000]"),
+    Case("recipe-set-min-speakers-0", lambda e: _set("recipe", e, "diarize.min_speakers=0"),
+         "stages.diarize.min_speakers: expected an integer in [1, 1000], got 0"),
+    Case("recipe-set-num-speakers-negative", lambda e: _set("recipe", e, "diarize.num_speakers=-3"),
+         "stages.diarize.num_speakers"),
+    Case("serve-set-min-speakers-above-max", lambda e: _set("serve", e, "diarize.min_speakers=5",
+                                                            "diarize.max_speakers=2"), "need 1 <= min_speakers"),
+    # UEM files (score --uem)
+    Case("score-uem-nan", lambda e: _uem(e, "m1 1 nan 5\n"), "x.uem:1: start: expected a finite time >= 0"),
+    Case("score-uem-negative", lambda e: _uem(e, "m1 1 -5 5\n"), "x.uem:1: start: expected a finite time >= 0"),
+    Case("score-uem-infinite-end", lambda e: _uem(e, "m1 1 0 1e400\n"), "x.uem:1: end: expected a finite time"),
+    Case("score-uem-end-before-start", lambda e: _uem(e, "m1 1 9 3\n"), "x.uem:1: the end 3 is not after the start 9"),
+    Case("score-uem-hex-time", lambda e: _uem(e, "m1 1 0x10 20\n"), "x.uem:1: start: expected a number of seconds"),
+    Case("score-uem-three-fields", lambda e: _uem(e, "m1 1 0\n"), "x.uem:1: expected <file> <channel> <start> <end>"),
+    Case("score-uem-comments-only", lambda e: _uem(e, ";; nothing\n"), "x.uem: no scored region"),
+    Case("score-uem-other-session", lambda e: _uem(e, "m9 1 0 5\n"), "no scored region for session 'm1'"),
+    Case("score-uem-random-bytes", lambda e: _uem(e, os.urandom(3000)), "x.uem"),
+    Case("score-uem-missing", lambda e: _pair(e, "--uem", str(e.root / "nope.uem")), "file not found"),
+    Case("score-uem-fifo", lambda e: _pair(e, "--uem", str(_fifo(e, "f.uem"))), "not a regular file",
+         (pytest.mark.timeout(60),)),
+    # --cache-dir
+    Case("run-cache-dir-a-file", lambda e: _run(e, None, "--cache-dir", str(e.afile)), "exists and is not a folder"),
+    Case("run-cache-dir-unwritable", lambda e: _run(e, None, "--cache-dir", str(e.unwritable / "c")), "cannot write"),
+    Case("run-cache-dir-another-run-folder", lambda e: _run(e, None, "--cache-dir", str(_finished(e))),
+         "is a run folder; give a stage cache of its own"),
+    Case("run-cache-dir-inside-another-run-folder", lambda e: _run(
+        e, None, "--cache-dir", str(_finished(e) / "transcripts")), "lies inside the run folder"),
+    Case("run-cache-dir-is-the-run-folder", lambda e: _run(e, None, "--cache-dir", str(e.root / "r-out")),
+         "r-out: is a run folder"),
+    Case("recipe-cache-dir-another-run-folder", lambda e: [
+        "recipe", "-L", "1", "--workspace", str(e.ws), "--out", str(e.root / "a-out"), "--cache-dir",
+        str(_finished(e))], "is a run folder"),
+    Case("judge-cache-dir-a-file", lambda e: ["judge", str(_finished(e)), "--cache-dir", str(e.afile)],
+         "exists and is not a folder"),
+    # compare, synth, YAML, workspace.yaml
+    Case("compare-two-workspaces", lambda e: ["compare", _scored(e), _other_workspace_scored(e)],
+         "a paired comparison needs runs of one workspace"),
+    Case("synth-minutes-0", lambda e: ["synth", "--out", str(e.root / "s"), "--minutes", "0"], "--minutes"),
+    Case("synth-minutes-31", lambda e: ["synth", "--out", str(e.root / "s"), "--minutes", "31"],
+         "expected minutes more than 0 and at most 30"),
+    Case("synth-minutes-nan", lambda e: ["synth", "--out", str(e.root / "s"), "--minutes", "nan"], "--minutes"),
+    Case("synth-phrasing-bogus", lambda e: ["synth", "--out", str(e.root / "s"), "--phrasing", "bogus"],
+         "invalid choice: 'bogus'"),
+    Case("run-recipe-alias-bomb", _recipe_bomb, "aliases expand the document beyond 1,000,000 values"),
+    Case("manifest-link-out-of-the-workspace", lambda e: _workspace(e, _manifest_link_out(e)),
+         "workspace.yaml: leaves the workspace folder"),
+    # export inputs
+    Case("export-inputs-into-the-workspace", lambda e: _export(e, e.ws / "inputs"), "lies inside the workspace"),
+    Case("export-inputs-into-a-link-to-the-workspace", _export_link_to_the_workspace, "lies inside the workspace"),
+    Case("export-inputs-onto-the-workspace", _export_onto_the_workspace, "holds the workspace"),
+    Case("export-inputs-dangling-link", lambda e: _export(e, _dangling(e)), "is a symbolic link to nothing"),
+    Case("export-inputs-unwritable", lambda e: _export(e, e.unwritable / "x"), "cannot write"),
+    Case("export-inputs-meeting-folder-a-link", _export_meeting_folder_a_link,
+         "m1: is a symbolic link; speechkit writes the meeting's inputs through no link"),
+    Case("export-inputs-meetings-txt-a-link", _export_meetings_txt_a_link, "meetings.txt: is a symbolic link"),
     Case("unknown-command", lambda e: ["frobnicate"], "invalid choice"),
 ]
 

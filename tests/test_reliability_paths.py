@@ -80,6 +80,8 @@ def test_a_run_with_an_escaping_meeting_id_writes_nothing_outside_the_run_folder
     ws = Workspace(name="tiny", root=ws_dir, people=(Person("p1", "Robert Smith"),), meetings=(meeting,))
 
     class Stub:
+        stage_names = ()  # no stage to tell the run has started
+
         def run(self, audio, context, cache, session_id=None, **kwargs):
             return CascadeResult(MeetingRecord(audio, context, session_id), {TRANSCRIPT: Transcript(session_id, [])})
 

@@ -2,7 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from speechkit.synth import SynthOptions
+    from speechkit.workspace import Workspace
 
 #: speechkit.synth.acts.PHRASINGS (not imported here: building the parser loads no generator).
 PHRASINGS = ("tuned", "held-out", "all")
@@ -56,13 +64,30 @@ def _minutes(text: str) -> float | str:
     return value
 
 
+def synthesize_into(out: str, options: SynthOptions, progress: Callable[[str], None]) -> Workspace:
+    """:func:`speechkit.synth.synthesize_workspace` into ``out``, checked first; a folder this
+    call created is removed again when the synthesis fails (an unreachable --paraphrase
+    endpoint, Ctrl-C): a failed synth leaves nothing behind."""
+    from speechkit.io.atomic import check_output_folder
+    from speechkit.synth import synthesize_workspace
+
+    check_output_folder(out)
+    created = not os.path.lexists(out)
+    try:
+        return synthesize_workspace(out, options, progress=progress)
+    except BaseException:
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from speechkit.errors import SpeechkitError
     from speechkit.io.jsonfile import read_json
     from speechkit.io.names import id_problem
-    from speechkit.synth import SynthOptions, synthesize_workspace
+    from speechkit.synth import SynthOptions
     from speechkit.synth.paraphrase import ParaphraseOptions
 
     if args.meetings < 1 or not 2 <= args.people <= 10 or not 1 <= args.projects <= 5:
@@ -79,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             bar.set_postfix_str(step)
             bar.update(1)
 
-        ws = synthesize_workspace(args.out, options, progress=progress)
+        ws = synthesize_into(args.out, options, progress)
     print(f"wrote workspace {ws.name!r}: {len(ws.people)} people, {len(ws.meetings)} meetings, "
           f"{len(ws.artifacts)} artifacts -> {ws.manifest_path}")
     if args.paraphrase:

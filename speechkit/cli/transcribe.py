@@ -96,6 +96,20 @@ def recipe_settings(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]
     return out + [("--set", parse_settings(args.settings))]
 
 
+def check_speaker_counts(args: argparse.Namespace) -> None:
+    """``--speakers`` within the bounds ``--min-speakers`` and ``--max-speakers`` give, where given
+    beside it (the bounds alone are checked as the recipe's options are)."""
+    from speechkit.recipe import RecipeError
+
+    low, high = args.min_speakers, args.max_speakers
+    if args.speakers is None or (low is None and high is None):
+        return
+    if args.speakers < (low or 1) or (high is not None and args.speakers > high):
+        bounds = " and ".join(f"{flag} {value}" for flag, value in (("--min-speakers", low), ("--max-speakers", high))
+                              if value is not None)
+        raise RecipeError("--speakers", f"{args.speakers} speakers contradicts {bounds}")
+
+
 def run(args: argparse.Namespace) -> int:
     from speechkit.cascade import Cascade
     from speechkit.devices import resolve_device
@@ -109,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     from speechkit.recipe import load_recipe
 
     # Everything that can be checked is checked before the models run.
+    check_speaker_counts(args)
     stem = session_token(args.audio.stem)
     out = args.out if args.out is not None else DEFAULT_OUT / stem
     formats = list(dict.fromkeys(args.output_format or DEFAULT_FORMATS))

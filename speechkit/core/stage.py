@@ -31,6 +31,7 @@ from speechkit.core.options import OptionError, StageOptions
 if TYPE_CHECKING:
     from speechkit.core.record import MeetingRecord
     from speechkit.io.run_folder import RunFolder
+    from speechkit.workspace import Workspace
 
 R = TypeVar("R")
 
@@ -91,6 +92,10 @@ class Stage(Generic[R]):
         """What the stage reads from ``record`` besides earlier results and the audio (its
         context, the speaker count, ...), as JSON-serialisable data for its key."""
         return None
+
+    def start_run(self, workspace: Workspace, run: RunFolder) -> None:
+        """Called by the runner before a run's first meeting with its workspace and run folder
+        (nothing by default)."""
 
     def run(self, record: MeetingRecord) -> R:
         """The stage's result for one meeting."""

@@ -214,6 +214,7 @@ def load_workspace(path: str | Path) -> Workspace:
     manifest = path / MANIFEST_NAME if path.is_dir() else path
     if not manifest.is_file():
         raise ManifestError(manifest, "workspace manifest not found")
+    present_input(manifest, manifest.parent, "the workspace folder")  # a link out of it is another's manifest
     data, sources = _read_yaml(manifest)
     c = _Checker(manifest, sources)
     data = c.mapping(data, "(top level)", TOP_KEYS)

@@ -17,7 +17,8 @@ What a system writes for a meeting (:func:`read_system_outputs`) lies in a folde
 (:meth:`~speechkit.io.run_folder.RunFolder.of_hypotheses`, which ``speechkit score --run`` reads):
 ``<meeting>.json`` (its SegLST transcript, required), ``<meeting>.rttm`` (its speaker turns), its
 notes (``speechkit-notes/1``) and its answers (``speechkit-answers/1``: :func:`read_answers_file`)
-where a run folder has them. Every file is read bounded and checked; a problem is a
+where a run folder has them. Every file is read bounded (at most :data:`MAX_OUTPUT_BYTES`, a
+regular file inside the outputs folder: no link out of it) and checked; a problem is a
 :class:`~speechkit.errors.FormatError` naming the file.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 from speechkit.core.record import NOTES, TRANSCRIPT, TURNS
 from speechkit.errors import FormatError, OutputError
+from speechkit.io._lines import present_input
 from speechkit.io.atomic import write_json, write_text
 from speechkit.io.jsonfile import read_json
 from speechkit.io.notes import run_notes, write_notes
@@ -46,6 +48,9 @@ CONTEXT_BLOCK = "context.txt"
 EARLIER = "earlier"
 #: The most characters of one answer (a longer one is a garbage output).
 MAX_ANSWER_CHARS = 10_000
+#: The most bytes of one file a system writes, checked before it is read (the SegLST transcript
+#: of two hours of speech, 18,000 words with word times, holds about 2 MB).
+MAX_OUTPUT_BYTES = 64 << 20
 
 
 def system_folder(root: str | Path) -> RunFolder:
@@ -119,14 +124,26 @@ def read_system_outputs(root: str | Path, meeting: str) -> SystemOutputs:
     """What a system wrote for ``meeting`` into the outputs folder ``root``, read as scoring reads
     it; a missing transcript or a file that is not what it should be is a :class:`FormatError`."""
     folder = system_folder(root)
-    path = folder.transcript(meeting)
-    if not path.is_file():
-        raise FormatError(path, f"not written: the system writes its SegLST transcript of meeting {meeting!r} here")
-    turns = folder.transcript(meeting, TURNS_RTTM.suffix)
+    path, turns = folder.transcript(meeting), folder.transcript(meeting, TURNS_RTTM.suffix)
     answers = folder.answers(meeting)
-    return SystemOutputs(pick(path, meeting), pick(turns, meeting) if turns.is_file() else None,
+    present = {p: _written(p, root) for p in (path, turns, answers, folder.notes(meeting))}
+    if not present[path]:
+        raise FormatError(path, f"not written: the system writes its SegLST transcript of meeting {meeting!r} here")
+    return SystemOutputs(pick(path, meeting), pick(turns, meeting) if present[turns] else None,
                          run_notes(folder.notes(meeting), meeting),
-                         read_answers_file(answers, meeting) if answers.is_file() else None)
+                         read_answers_file(answers, meeting) if present[answers] else None)
+
+
+def _written(path: Path, root: str | Path) -> bool:
+    """Whether the system wrote ``path``: False when nothing is there; an error when what is there
+    is no regular file, leaves the outputs folder ``root`` (a link) or is over :data:`MAX_OUTPUT_BYTES`."""
+    if not present_input(path, root, "the system's outputs folder"):
+        return False
+    size = path.stat().st_size
+    if size > MAX_OUTPUT_BYTES:
+        raise FormatError(path, f"holds {size:,} bytes; a system's output file holds at most "
+                                f"{MAX_OUTPUT_BYTES >> 20} MiB")
+    return True
 
 
 def read_answers_file(path: str | Path, meeting: str) -> dict[str, str]:

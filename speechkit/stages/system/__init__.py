@@ -17,7 +17,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from speechkit.cache import digest
 from speechkit.core.record import MeetingRecord
@@ -30,6 +31,9 @@ from speechkit.io.run_folder import MeetingFile, RunFolder
 from speechkit.io.run_view import RunView
 from speechkit.io.seglst import to_seglst
 from speechkit.io.system_files import SystemOutputs, inputs_document, write_answers_file
+
+if TYPE_CHECKING:
+    from speechkit.workspace import Workspace
 
 BACKENDS = {"command": "speechkit.stages.system.command:CommandSystem"}
 DEFAULT_BACKEND = "command"
@@ -57,8 +61,8 @@ SECTIONS = (Section(15, system_section),)
 
 @dataclass
 class SystemResult:
-    """The system's ``outputs`` for one meeting, its ``log`` (stderr and stdout, their last
-    :data:`~speechkit.stages.system.command.MAX_LOG_BYTES`) and the ``seconds`` it took."""
+    """The system's ``outputs`` for one meeting, its ``log`` (stderr and stdout, bounded:
+    :class:`~speechkit.stages.system.program.BoundedLog`) and the ``seconds`` it took."""
 
     outputs: SystemOutputs
     log: str
@@ -82,6 +86,7 @@ class SystemStage(BackendStage[SystemResult]):
 
     name = "system"
     backends = BACKENDS
+    watched: tuple[Path, ...] = ()
     reads_audio = True
     context_fields = ("level", "notes", "names", "enrollments", "expected_speakers", "terms", "biasing",
                       "questions", "earlier")
@@ -96,8 +101,13 @@ class SystemStage(BackendStage[SystemResult]):
                 "earlier": {e.meeting: digest(to_seglst([e.transcript]), e.notes.to_dict() if e.notes else None)
                             for e in record.context.earlier}}
 
+    def start_run(self, workspace: Workspace, run: RunFolder) -> None:
+        """The folders the system must not change while it runs: the workspace and the run folder."""
+        self.watched = (workspace.root, run.root)
+
     def run(self, record: MeetingRecord) -> SystemResult:
-        return self.backend.run_meeting(record.session_id, record.audio, record.context)
+        shared = () if record.cache.root is None else (record.cache.root,)  # other runs may write it meanwhile
+        return self.backend.run_meeting(record.session_id, record.audio, record.context, self.watched, shared)
 
     def outputs(self, record: MeetingRecord, so_far: Mapping[str, Any]) -> dict[str, Any]:
         """The system's transcript, and its speaker turns and notes where it wrote them."""

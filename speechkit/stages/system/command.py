@@ -8,34 +8,35 @@ outputs for the earlier meetings), ``OUTPUTS`` an empty folder it writes its tra
 speaker turns, notes, answers) into. The program comes from the command line only (the option is
 a :func:`~speechkit.core.options.command_line` field), never from a recipe or a workspace.
 
-The program runs in its own process group with the caller's environment and working folder, its
-stdin closed and its stderr and stdout going to its log. Past ``timeout_s`` the whole group is
-stopped. A program that cannot start, exits with a status other than 0, runs past its deadline or
-writes what cannot be read fails the run with one line (``error: PATH: problem``), and its work
-folder (inputs, outputs, log) is kept where the line says; after a meeting that succeeds it is
-removed, and the log goes into the run folder.
+The program runs with the caller's environment and working folder as
+:func:`~speechkit.stages.system.program.run_program` runs it: in its own process group, its stdin
+closed, its stderr and stdout kept as a bounded log; past ``timeout_s`` the whole group is
+killed, and what it left running there when it exits. While it runs, the workspace, the run
+folder and its work folder must not change but for its outputs folder
+(:mod:`~speechkit.stages.system.watch`). A program that cannot start, exits with a status other
+than 0, runs past its deadline, changes what it must not or writes what cannot be read fails the
+run with one line (``error: PATH: problem``), and its work folder (inputs, outputs, log) is kept
+where the line says; after a meeting that succeeds it is removed, and the log goes into the run
+folder.
 """
 from __future__ import annotations
 
-import contextlib
-import os
 import shlex
 import shutil
-import signal
-import subprocess
 import tempfile
-import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from speechkit.core.options import StageOptions, bounded, command_line
 from speechkit.errors import ProgramError
+from speechkit.io.atomic import write_bytes
 from speechkit.io.system_files import read_system_outputs, write_meeting_inputs
 from speechkit.meeting_context import MeetingContext
 from speechkit.stages.system import SystemResult
+from speechkit.stages.system.program import BoundedLog, run_program
+from speechkit.stages.system.watch import changes, snapshot
 
-#: The most bytes of a program's log kept in the run folder (its end).
-MAX_LOG_BYTES = 1 << 20
 #: The flag that names the program.
 FLAG = "--system-command"
 
@@ -62,54 +63,34 @@ class CommandSystem:
                                      f"({FLAG} 'python my_system.py'); none given")
         self.options = options
 
-    def run_meeting(self, meeting: str, audio: Path, context: MeetingContext) -> SystemResult:
+    def run_meeting(self, meeting: str, audio: Path, context: MeetingContext, watched: Sequence[Path] = (),
+                    shared: Sequence[Path] = ()) -> SystemResult:
         """The program's outputs for ``meeting``; raises :class:`ProgramError` or a FormatError
-        (keeping the work folder) when it fails."""
+        (keeping the work folder) when it fails. ``watched``: folders it must not change (the
+        workspace, the run folder), but for ``shared`` ones that other runs may write (the stage cache)."""
         work = Path(tempfile.mkdtemp(prefix=f"speechkit-system-{meeting}-"))
         inputs, outputs, log = work / "inputs", work / "outputs", work / "program.log"
         write_meeting_inputs(inputs, meeting, audio, context)
         outputs.mkdir()
-        started = time.perf_counter()
-        status = self._call([*self.options.program, str(inputs), str(outputs)], log)
-        seconds = time.perf_counter() - started
-        if status != 0:
-            last = next((line for line in reversed(_tail(log).splitlines()) if line.strip()), "")
-            raise ProgramError(log, f"{shlex.join(self.options.program)} exited with status {status} on meeting "
-                                    f"{meeting!r}" + (f": {last.strip()[:200]}" if last else " (its log is empty)"))
+        name = shlex.join(self.options.program)
+        folders, skip = [work, *watched], [outputs, *shared]
+        before = snapshot(folders, skip)
+        kept = BoundedLog()
+        try:
+            done = run_program([*self.options.program, str(inputs), str(outputs)], self.options.timeout_s, kept,
+                               name, log)
+            changed = changes(before, snapshot(folders, skip))
+        finally:
+            write_bytes(log, kept.data())
+        if changed:
+            path, how = changed[0]
+            more = f" (and {len(changed) - 1} other path(s))" if len(changed) > 1 else ""
+            raise ProgramError(path, f"{how} while {name} ran on meeting {meeting!r}{more}: a system writes only "
+                                     f"into its outputs folder; its log: {log}")
+        if done.status != 0:
+            last = kept.last_line()
+            raise ProgramError(log, f"{name} {done.how_it_ended()} on meeting {meeting!r}"
+                                    + (f": {last[:200]}" if last else " (its log is empty)"))
         written = read_system_outputs(outputs, meeting)
-        text = _tail(log)
         shutil.rmtree(work, ignore_errors=True)
-        return SystemResult(written, text, seconds)
-
-    def _call(self, argv: list[str], log: Path) -> int:
-        """Run ``argv`` with its output going to ``log``; its exit status."""
-        with open(log, "wb") as sink:
-            try:
-                process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink,
-                                           start_new_session=True)
-            except OSError as exc:
-                raise ProgramError(argv[0], f"cannot run it: {exc.strerror or exc}") from None
-            try:
-                return process.wait(self.options.timeout_s)
-            except subprocess.TimeoutExpired:
-                _stop(process)
-                raise ProgramError(log, f"{shlex.join(self.options.program)} ran past its deadline of "
-                                        f"{self.options.timeout_s:g} s (stages.system.timeout_s) and was "
-                                        "stopped") from None
-            except BaseException:  # Ctrl-C: the program goes too
-                _stop(process)
-                raise
-
-
-def _stop(process: subprocess.Popen) -> None:
-    """Kill the program's process group and wait for the program."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-
-
-def _tail(log: Path) -> str:
-    """The last :data:`MAX_LOG_BYTES` of the log, as text."""
-    with open(log, "rb") as handle:
-        handle.seek(max(0, log.stat().st_size - MAX_LOG_BYTES))
-        return handle.read().decode("utf-8", "replace")
+        return SystemResult(written, kept.text(), done.seconds)
