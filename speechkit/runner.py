@@ -38,6 +38,7 @@ from speechkit.cascade import Cascade, CascadeResult
 from speechkit.context import PriorMeeting, run_context
 from speechkit.core.step import StepJob
 from speechkit.io.atomic import write_json
+from speechkit.io.jsonfile import read_json
 from speechkit.io.rttm import write_rttm
 from speechkit.io.run_folder import TRANSCRIPT_STM, TURNS_RTTM, RunFolder, default_run
 from speechkit.io.seglst import write_seglst
@@ -55,6 +56,7 @@ from speechkit.lifecycle import (
 from speechkit.llm import run as llm_run
 from speechkit.llm.session import Session
 from speechkit.metrics.bootstrap import RESAMPLES, SEED
+from speechkit.metrics.exposure import meeting_exposure, run_exposure
 from speechkit.recipe import Recipe, RecipeError
 from speechkit.workspace import Workspace
 
@@ -112,8 +114,11 @@ def run_meetings(recipe: Recipe, ws: Workspace, run: RunFolder, cascade: Cascade
                  progress: bool = True) -> dict[str, CascadeResult]:
     """Run the cascade on each meeting in calendar order, writing its files when it is done.
 
-    Each meeting's L2/L3 context is built from the outputs of the meetings before it. Enrollment-only
-    meetings are skipped: they supplied voice enrollments and are neither run nor scored.
+    Each meeting's L2/L3 context is built from the outputs of the meetings before it; its context
+    file records, beside what was added, which of its scored terms each stream held
+    (:func:`~speechkit.metrics.exposure.meeting_exposure`, computed here, never by the context
+    builder). Enrollment-only meetings are skipped: they supplied voice enrollments and are neither
+    run nor scored.
     """
     if recipe.level is None:
         raise RecipeError(recipe.path, "no context level: give --level 1, 2 or 3 (or set level: in the recipe)")
@@ -127,7 +132,8 @@ def run_meetings(recipe: Recipe, ws: Workspace, run: RunFolder, cascade: Cascade
         result = cascade.run(meeting.audio, context, cache, session_id=meeting.id)
         write_json(run.context(meeting.id),
                    {"level": recipe.level, "additions": context.log, "prompt": context.biasing.prompt,
-                    "hotwords": context.biasing.hotwords, "notes_context": context.notes.as_dict()})
+                    "hotwords": context.biasing.hotwords, "notes_context": context.notes.as_dict(),
+                    "scored_term_exposure": meeting_exposure(ws, meeting, context)})
         write_stm(run.meeting_file(TRANSCRIPT_STM, meeting.id), [result.transcript])
         write_rttm(run.meeting_file(TURNS_RTTM, meeting.id), [result.speaker_turns])
         write_seglst(run.transcript(meeting.id), [result.transcript])
@@ -164,6 +170,8 @@ def finish_run(recipe: Recipe, ws: Workspace, run: RunFolder, results: dict[str,
         "stages": summaries,
         **run_summaries(stages, summaries),
         "llm": used,
+        "scored_term_exposure": run_exposure({mid: read_json(run.context(mid)).get("scored_term_exposure")
+                                              for mid in results}),
     })
     write_report(run)
     return RunResult(run.root, scores, results)

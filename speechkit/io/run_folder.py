@@ -5,7 +5,8 @@ One level's run folder (:class:`RunFolder`, ``RUN``)::
     transcripts/<meeting>.json   SegLST (speaker, speaker_name, word_times)
     transcripts/<meeting>.stm    STM
     transcripts/<meeting>.rttm   RTTM: the speaker turns of diarization (who spoke when), named
-    context/<meeting>.json       what the context builder added (sizes, budgets; the notes context)
+    context/<meeting>.json       what the context builder added (sizes, budgets; the notes context) and
+                                 which of the meeting's scored terms each stream held (metrics/exposure.py)
     notes/<meeting>.json         the meeting's notes (``speechkit-notes/1``), when the recipe summarizes
     answers/<meeting>.json       a whole system's own answers to the meeting's questions (``speechkit-answers/1``)
     <stage>/<meeting><suffix>    the per-meeting files a stage of a plug-in declares (:class:`MeetingFile`)
@@ -13,7 +14,8 @@ One level's run folder (:class:`RunFolder`, ``RUN``)::
     qa.json, qa_pairs.json, judged.json, probe.json, <step>.json   the post-run steps' files
     scores.json                  docs/scores-schema.md
     report.md, report.html, aggregate.png, wer.png   the report
-    run.json                     recipe, package versions, model hashes, runtime, timings, cache, stages
+    run.json                     recipe, package versions, model hashes, runtime, timings, cache, stages,
+                                 the scored-term exposure summed
 
 The folder of ``speechkit recipe --level all`` (:class:`LevelsFolder`) holds the level folders
 ``l1``, ``l2``, ``l3``, their shared stage cache ``cache/`` and the comparison

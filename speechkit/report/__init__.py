@@ -4,10 +4,11 @@ A report is made from the run folder alone (:class:`~speechkit.io.run_view.RunVi
 scores.json and the post-run steps' files), by one path whether the run has just finished or a
 step ran on it later, so a rebuilt report is the same bytes as a fresh one. It is an ordered list
 of sections (:class:`~speechkit.core.section.Section`), each supplied by its owner: the report's
-own and the transcript metric families' (:mod:`.sections`), and those the stage and step modules
-offer (``SECTIONS``: the corrections, the ASR loop control, the meeting notes, the judged scores,
-the probing). The plots (:mod:`.plots`), the HTML page (:mod:`.html`) and the comparison of runs
-(:mod:`.comparison`) are apart.
+own and the transcript metric families' (:mod:`.sections`), the scored terms the context held
+(:mod:`.exposure`), and those the stage and step modules offer (``SECTIONS``: the corrections,
+the ASR loop control, the meeting notes, the judged scores, the probing). The plots
+(:mod:`.plots`), the HTML page (:mod:`.html`) and the comparison of runs (:mod:`.comparison`)
+are apart.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from speechkit.core.section import Section
 from speechkit.io.atomic import write_bytes, write_text
 from speechkit.io.run_folder import RunFolder
 from speechkit.io.run_view import RunView
-from speechkit.report import sections
+from speechkit.report import exposure, sections
 from speechkit.report.html import html_page
 from speechkit.report.plots import bars_with_ci, wer_per_meeting
 from speechkit.stages import STAGES
@@ -30,7 +31,7 @@ def report_sections() -> list[Section]:
     """Every section, in report order: the report's own and those of the stage and step modules."""
     offered = [section for path in (*STAGES.values(), *STEPS.values())
                for section in getattr(importlib.import_module(path), "SECTIONS", ())]
-    return sorted([*sections.SECTIONS, *offered], key=lambda s: s.order)
+    return sorted([*sections.SECTIONS, *exposure.SECTIONS, *offered], key=lambda s: s.order)
 
 
 def write_report(run: RunFolder) -> None:

@@ -38,7 +38,7 @@ from speechkit.synth.voices import SAMPLE_RATE, VOICES, Synthesizer, voice
 from speechkit.transcript import Segment, Transcript, Word
 from speechkit.workspace import Artifact, Meeting, Person, TermSet, Workspace
 
-GENERATOR = "speechkit-synth/2"
+GENERATOR = "speechkit-synth/3"
 CHANNEL_STREAM = 0xAC
 
 
@@ -168,7 +168,7 @@ def synthesize_workspace(out: str | Path, options: SynthOptions | None = None,
             attendees=plan.attendees,
             terms=TermSet(numbers=tuple(t for t in r.terms if kinds[t] == "number"),
                           jargon=tuple(t for t in r.terms if kinds[t] == "jargon"))))
-        docs += artifacts.meeting_documents(state, plan, r.terms)
+        docs += artifacts.meeting_documents(state, plan)
         stats[plan.id] = _stats(r)
         for pid in plan.attendees:
             own = [p.audio for p in r.placed if p.speaker == pid and not p.turn.backchannel]
