@@ -115,6 +115,8 @@ def test_the_run_sums_meetings_and_is_none_without_terms():
 class _Stub:
     """A cascade that writes what :func:`_said` says, and learns the voices of nobody."""
 
+    stage_names = ()  # no stage to tell the run has started
+
     def run(self, audio, context, cache, session_id=None, **kwargs):
         return CascadeResult(MeetingRecord(audio, context, session_id), {TRANSCRIPT: _said(session_id)})
 
