@@ -18,7 +18,7 @@ from speechkit.synth.acts import ACTS, SPLITS
 from speechkit.synth.families import LANGUAGE_FAMILIES
 from speechkit.synth.ja import date_words, kana
 from speechkit.synth.ja import number_words as ja_number
-from speechkit.synth.language import language
+from speechkit.synth.languages import language
 from speechkit.synth.notes import gold_notes
 from speechkit.synth.questions import gold_questions
 from speechkit.synth.script import write_script

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         raise SpeechkitError("--meetings must be >= 1, --people 2-10 and --projects 1-5")
     if args.name is not None and id_problem(args.name):
         raise SpeechkitError(f"--name: {id_problem(args.name)}")
-    from speechkit.synth.language import language
+    from speechkit.synth.languages import language
 
     try:
         language(args.language, args.languages)

@@ -4,9 +4,9 @@ text rules, voices and gold-note phrasing (docs/synth.md, "Languages").
 :class:`Language` is English, as the generator always wrote it; :mod:`speechkit.synth.cjk_language`
 adds the rules Chinese and Japanese share (:mod:`speechkit.synth.zh`, :mod:`speechkit.synth.ja`),
 and ``mixed`` is a Chinese or Japanese workspace whose jargon, tickers and numbers are English
-(:func:`language`). Everything a meeting says goes through its language: how a template becomes
-pieces (:meth:`Language.render`), how a number is said (:meth:`Language.number_term`), which
-fillers a person uses, how long a minute of talk is.
+(:func:`speechkit.synth.languages.language` gives each). Everything a meeting says goes through
+its language: how a template becomes pieces (:meth:`Language.render`), how a number is said
+(:meth:`Language.number_term`), which fillers a person uses, how long a minute of talk is.
 """
 from __future__ import annotations
 
@@ -20,10 +20,6 @@ from speechkit.synth import pools
 from speechkit.synth.spoken import MONTHS, Piece, filler, plain
 from speechkit.synth.state import Persona, Term, number_term
 
-#: The codes ``speechkit synth --language`` takes; ``mixed`` needs a CJK base (``--languages``).
-CODES = ("en", "zh", "ja", "mixed")
-#: ``--language mixed`` without ``--languages``: Chinese turns with English terms and numbers.
-MIXED_DEFAULT = ("zh", "en")
 _SLOT = re.compile(r"^(.*?)\{(\w+)\}(.*)$")
 _DISFLUENCY = re.compile(r"^\[([\w']+)\]$")
 
@@ -215,28 +211,3 @@ class Language:
 
 ENGLISH = Language()
 
-
-def language(code: str = "en", languages: tuple[str, ...] = ()) -> Language:
-    """The language of a workspace: ``en``, ``zh``, ``ja``, or ``mixed`` with ``languages`` naming
-    the CJK base and English (default :data:`MIXED_DEFAULT`); ValueError for anything else."""
-    if code not in CODES:
-        raise ValueError(f"unknown language {code!r} (known: {', '.join(CODES)})")
-    if code != "mixed":
-        if languages and tuple(languages) != (code,):
-            raise ValueError(f"languages {', '.join(languages)} given for language {code}; they go with 'mixed'")
-        if code == "en":
-            return ENGLISH
-    else:
-        languages = tuple(languages) or MIXED_DEFAULT
-        bases = [c for c in languages if c != "en"]
-        if sorted(languages) != sorted(set(languages)) or len(languages) != 2 or "en" not in languages \
-                or len(bases) != 1 or bases[0] not in ("zh", "ja"):
-            raise ValueError(f"mixed takes two languages, zh or ja and en (e.g. zh,en), got {','.join(languages)}")
-    base = code if code != "mixed" else bases[0]
-    if base == "zh":
-        from speechkit.synth.zh import Chinese
-
-        return Chinese(mixed=code == "mixed")
-    from speechkit.synth.ja import Japanese
-
-    return Japanese(mixed=code == "mixed")

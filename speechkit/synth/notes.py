@@ -15,7 +15,8 @@ from typing import Any
 
 from speechkit.io.notes import default_notes_path, write_notes
 from speechkit.notes import ActionItem, Decision, Fact, GoldNotes
-from speechkit.synth.language import Language, language
+from speechkit.synth.language import Language
+from speechkit.synth.languages import language
 from speechkit.workspace import Meeting
 
 

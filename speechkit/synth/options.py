@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from speechkit.synth.acts import PHRASINGS
-from speechkit.synth.language import Language, language
+from speechkit.synth.language import Language
+from speechkit.synth.languages import language
 from speechkit.synth.mix import TimingOptions
 from speechkit.synth.paraphrase import ParaphraseOptions
 

@@ -32,7 +32,7 @@ def write_script(options: SynthOptions, voices: list[str]) -> Script:
     ``voices``: the voice ids (the language's voices, :attr:`Language.voices`)."""
     lang = options.spoken_language
     state = build_state(options.seed, options.people, options.meetings, voices, options.difficulty,
-                        options.projects, lang)
+                        options.projects, language=lang)
     state.phrasing = options.phrasing
     cycle = FamilyCycle(lang.families, options.phrasing,
                         np.random.default_rng(np.random.SeedSequence([options.seed, 0xFA])))

@@ -300,11 +300,9 @@ def _meetings(rng: np.random.Generator, seed: int, people: tuple[Persona, ...], 
 
 
 def build_state(seed: int, people: int, meetings: int, voices: list[str], difficulty: str = "mixed",
-                projects: int = 3, language=None) -> LatentState:
+                projects: int = 3, *, language) -> LatentState:
     """Sample a latent state: an organisation, ``people`` personas, projects and a meeting calendar,
-    from the pools of ``language`` (:class:`speechkit.synth.language.Language`; None: English)."""
-    if language is None:
-        from speechkit.synth.language import ENGLISH as language
+    from the pools of ``language`` (:class:`speechkit.synth.language.Language`)."""
     if not 2 <= people <= len(voices):
         raise ValueError(f"people must be between 2 and {len(voices)} (one distinct voice each), got {people}")
     if meetings < 1:
