@@ -16,6 +16,7 @@ import re
 from dataclasses import replace
 
 from speechkit import cjk
+from speechkit.synth import pools
 from speechkit.synth.language import Language, Pools
 from speechkit.synth.spoken import Piece
 from speechkit.synth.state import Persona, Term, number_term
@@ -44,6 +45,21 @@ class CJKLanguage(Language):
     def readings(self, run: str) -> list[tuple[str, str]]:
         """A run of CJK characters as ``(written unit, what the TTS says for it)`` pairs."""
         raise NotImplementedError
+
+    @property
+    def families(self) -> dict:
+        from speechkit.synth.families import LANGUAGE_FAMILIES
+
+        return LANGUAGE_FAMILIES[self.base]
+
+    @property
+    def voices(self) -> tuple:
+        from speechkit.synth.voices import LANGUAGE_VOICES
+
+        return LANGUAGE_VOICES[self.base]
+
+    def listing(self, names: list[str]) -> str:
+        return "、".join(names)
 
     # --- text -----------------------------------------------------------------------------------
 
@@ -126,6 +142,22 @@ class CJKLanguage(Language):
 
     def contains(self, text: str, term: str) -> bool:
         return cjk.contains(text, term)
+
+
+def project(term, name: str, topic: str, jargon: tuple[str, ...], numbers: tuple, tasks: tuple, statuses: tuple,
+            decisions: tuple) -> dict:
+    """A project template (:data:`speechkit.synth.pools.PROJECTS`) whose name and jargon are written
+    in the language; ``term`` makes a jargon entry ``(canonical, verbatim, tts)`` of a written form."""
+    return {"name": term(name), "topic": topic, "jargon": tuple(term(j) for j in jargon), "numbers": numbers,
+            "tasks": tasks, "statuses": statuses, "decisions": decisions}
+
+
+def mixed_projects(topics: tuple, numbers: tuple, tasks: tuple, statuses: tuple, decisions: tuple) -> tuple[dict, ...]:
+    """The projects of a mixed workspace: the English names and jargon of
+    :data:`speechkit.synth.pools.MIXED_PROJECTS` with the language's topics, numbers and phrases."""
+    return tuple({"name": p["name"], "topic": t, "jargon": p["jargon"], "numbers": n, "tasks": k, "statuses": s,
+                  "decisions": d}
+                 for p, t, n, k, s, d in zip(pools.MIXED_PROJECTS, topics, numbers, tasks, statuses, decisions))
 
 
 def term_of(units: list[tuple[str, str]], canonical: str, measure: str, topic: str, unit: str) -> Term:

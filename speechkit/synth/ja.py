@@ -14,8 +14,7 @@ import datetime as dt
 import re
 from functools import cache
 
-from speechkit.synth import pools
-from speechkit.synth.cjk_language import CJKLanguage, term_of
+from speechkit.synth.cjk_language import CJKLanguage, mixed_projects, project, term_of
 from speechkit.synth.language import Pools
 from speechkit.synth.state import Term
 
@@ -134,22 +133,9 @@ def _term(canonical: str) -> tuple[str, str, str]:
     return canonical, " ".join(w for w, _ in words), " ".join(s for _, s in words)
 
 
-def _project(
-    name: str, topic: str, jargon: tuple[str, ...], numbers: tuple, tasks: tuple, statuses: tuple, decisions: tuple
-) -> dict:
-    return {
-        "name": _term(name),
-        "topic": topic,
-        "jargon": tuple(_term(j) for j in jargon),
-        "numbers": numbers,
-        "tasks": tasks,
-        "statuses": statuses,
-        "decisions": decisions,
-    }
-
-
 PROJECTS = (
-    _project(
+    project(
+        _term,
         "清算ハブ",
         "ISO移行",
         ("照合ルール", "電文フォーマット", "口座振替", "仕向送金", "資金繰り表", "与信枠", "夜間バッチ", "取引明細"),
@@ -176,7 +162,8 @@ PROJECTS = (
             ("{j}の展開方法", ("段階的な展開", "週末の一斉切り替え")),
         ),
     ),
-    _project(
+    project(
+        _term,
         "北斗",
         "障害対策",
         (
@@ -207,7 +194,8 @@ PROJECTS = (
             ("{j}のリリース時期", ("次のスプリント", "負荷試験の後")),
         ),
     ),
-    _project(
+    project(
+        _term,
         "桜",
         "大口顧客の契約",
         (
@@ -235,7 +223,8 @@ PROJECTS = (
         ),
         (("{j}の価格設定", ("定額制", "席数課金")), ("{j}の担当", ("営業チーム", "基盤チーム"))),
     ),
-    _project(
+    project(
+        _term,
         "レイク基盤",
         "データ基盤",
         (
@@ -258,7 +247,8 @@ PROJECTS = (
         ("{j}の移行は半分終わりました", "昨夜{j}が二回失敗しました", "{j}の再処理が完了しました", "{j}の権限待ちです"),
         (("{j}の保存形式", ("列指向フォーマット", "通常のファイル")), ("{j}の実行頻度", ("一時間ごと", "一日一回"))),
     ),
-    _project(
+    project(
+        _term,
         "灯台",
         "モバイルリリース",
         (
@@ -292,75 +282,63 @@ PROJECTS = (
 )
 
 #: Projects of a mixed workspace: Japanese phrases around English jargon and tickers.
-MIXED_PROJECTS = tuple(
-    {
-        "name": p["name"],
-        "topic": topic,
-        "jargon": p["jargon"],
-        "numbers": numbers,
-        "tasks": tasks,
-        "statuses": statuses,
-        "decisions": decisions,
-    }
-    for p, topic, numbers, tasks, statuses, decisions in zip(
-        pools.MIXED_PROJECTS,
-        ("四半期決算", "香港上場", "金利ヘッジ"),
+MIXED_PROJECTS = mixed_projects(
+    ("四半期決算", "香港上場", "金利ヘッジ"),
+    (
         (
-            (
-                ("売上見通し", "money", ""),
-                ("自社株買いの規模", "count", "株"),
-                ("粗利率", "percent", ""),
-                ("決算発表日", "date", ""),
-            ),
-            (
-                ("調達額", "money", ""),
-                ("応募者数", "count", "人"),
-                ("上場日", "date", ""),
-                ("ディスカウント率", "percent", ""),
-            ),
-            (
-                ("ヘッジ比率", "percent", ""),
-                ("想定元本", "money", ""),
-                ("満期日", "date", ""),
-                ("リスク限度額", "money", ""),
-            ),
+            ("売上見通し", "money", ""),
+            ("自社株買いの規模", "count", "株"),
+            ("粗利率", "percent", ""),
+            ("決算発表日", "date", ""),
         ),
         (
-            ("{j}のモデル更新", "{j}のデータ整理", "{j}の顧客への確認", "{j}のレポート作成"),
-            ("{j}の資料準備", "{j}の弁護士との確認", "{j}の日程調整", "{j}の条項チェック"),
-            (
-                "{j}のエクスポージャーの再計算",
-                "{j}のパラメータの見直し",
-                "{j}のリスクレポート作成",
-                "{j}のモニタリング",
-            ),
+            ("調達額", "money", ""),
+            ("応募者数", "count", "人"),
+            ("上場日", "date", ""),
+            ("ディスカウント率", "percent", ""),
         ),
         (
-            (
-                "{j}は予想より少し良かったです",
-                "{j}はまだ出ていません",
-                "{j}への市場の反応はいまいちです",
-                "{j}の数字は確認済みです",
-            ),
-            (
-                "{j}の書類はほぼそろいました",
-                "{j}は当局の回答待ちです",
-                "投資家から{j}について質問が来ています",
-                "{j}は確定しました",
-            ),
-            (
-                "{j}の変動が少し大きいです",
-                "{j}はまだ想定の範囲内です",
-                "{j}のモデルは再調整が必要です",
-                "{j}はすでに調整しました",
-            ),
+            ("ヘッジ比率", "percent", ""),
+            ("想定元本", "money", ""),
+            ("満期日", "date", ""),
+            ("リスク限度額", "money", ""),
+        ),
+    ),
+    (
+        ("{j}のモデル更新", "{j}のデータ整理", "{j}の顧客への確認", "{j}のレポート作成"),
+        ("{j}の資料準備", "{j}の弁護士との確認", "{j}の日程調整", "{j}の条項チェック"),
+        (
+            "{j}のエクスポージャーの再計算",
+            "{j}のパラメータの見直し",
+            "{j}のリスクレポート作成",
+            "{j}のモニタリング",
+        ),
+    ),
+    (
+        (
+            "{j}は予想より少し良かったです",
+            "{j}はまだ出ていません",
+            "{j}への市場の反応はいまいちです",
+            "{j}の数字は確認済みです",
         ),
         (
-            (("{j}の投資判断", ("保有継続", "一部売却")), ("{j}のレポートの単位", ("四半期ごと", "年次"))),
-            (("{j}の価格帯", ("保守的な設定", "強気の設定")), ("{j}のスケジュール", ("来月", "次の四半期"))),
-            (("{j}のヘッジ手段", ("金利スワップ", "先物")), ("{j}の損切りライン", ("引き締め", "据え置き"))),
+            "{j}の書類はほぼそろいました",
+            "{j}は当局の回答待ちです",
+            "投資家から{j}について質問が来ています",
+            "{j}は確定しました",
         ),
-    )
+        (
+            "{j}の変動が少し大きいです",
+            "{j}はまだ想定の範囲内です",
+            "{j}のモデルは再調整が必要です",
+            "{j}はすでに調整しました",
+        ),
+    ),
+    (
+        (("{j}の投資判断", ("保有継続", "一部売却")), ("{j}のレポートの単位", ("四半期ごと", "年次"))),
+        (("{j}の価格帯", ("保守的な設定", "強気の設定")), ("{j}のスケジュール", ("来月", "次の四半期"))),
+        (("{j}のヘッジ手段", ("金利スワップ", "先物")), ("{j}の損切りライン", ("引き締め", "据え置き"))),
+    ),
 )
 
 POOLS = Pools(
@@ -479,18 +457,6 @@ class Japanese(CJKLanguage):
     notes = NOTES
     questions = QUESTIONS
 
-    @property
-    def families(self) -> dict:
-        from speechkit.synth.families import LANGUAGE_FAMILIES
-
-        return LANGUAGE_FAMILIES["ja"]
-
-    @property
-    def voices(self) -> tuple:
-        from speechkit.synth.voices import LANGUAGE_VOICES
-
-        return LANGUAGE_VOICES["ja"]
-
     def readings(self, run: str) -> list[tuple[str, str]]:
         return kana(run)
 
@@ -499,9 +465,6 @@ class Japanese(CJKLanguage):
 
     def meeting_title(self, kind: str, project: str, names: list[str]) -> str:
         return {"standup": "チーム朝会", "review": f"{project}レビュー", "1:1": f"{names[0]}・{names[1]} 1on1"}[kind]
-
-    def listing(self, names: list[str]) -> str:
-        return "、".join(names)
 
     def native_number(self, measure: str, value: int | dt.date, topic: str, unit: str) -> Term:
         if measure == "date":

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from speechkit.synth import pools
-from speechkit.synth.cjk_language import CJKLanguage, term_of
+from speechkit.synth.cjk_language import CJKLanguage, mixed_projects, project, term_of
 from speechkit.synth.language import Pools
 from speechkit.synth.spoken import Piece
 from speechkit.synth.state import Term
@@ -69,22 +68,9 @@ def _term(canonical: str) -> tuple[str, str, str]:
     return canonical, " ".join(canonical), " ".join(pinyin(canonical))
 
 
-def _project(
-    name: str, topic: str, jargon: tuple[str, ...], numbers: tuple, tasks: tuple, statuses: tuple, decisions: tuple
-) -> dict:
-    return {
-        "name": _term(name),
-        "topic": topic,
-        "jargon": tuple(_term(j) for j in jargon),
-        "numbers": numbers,
-        "tasks": tasks,
-        "statuses": statuses,
-        "decisions": decisions,
-    }
-
-
 PROJECTS = (
-    _project(
+    project(
+        _term,
         "清算通",
         "跨境清算改造",
         ("对账单", "清算报文", "头寸管理", "反洗钱筛查", "额度控制", "日终批处理", "备付金", "汇率牌价"),
@@ -93,7 +79,8 @@ PROJECTS = (
         ("{j}的映射基本完成了", "我们还卡在{j}上", "{j}的接口又改了", "{j}已经通过校验了"),
         (("{j}的处理方式", ("加一个转换层", "一次性切换")), ("{j}的上线方式", ("分批上线", "周末一次切换"))),
     ),
-    _project(
+    project(
+        _term,
         "天枢",
         "容灾切换",
         ("主备切换", "熔断", "限流", "幂等键", "消息队列", "灰度发布", "链路追踪", "压力测试"),
@@ -107,7 +94,8 @@ PROJECTS = (
         ("修完以后{j}好多了", "{j}又出现了一次尖峰", "{j}的改动在评审中", "{j}在预发环境还是不稳定"),
         (("{j}的加锁方案", ("全局锁", "无锁方案")), ("{j}什么时候上线", ("下个迭代", "压测之后"))),
     ),
-    _project(
+    project(
+        _term,
         "星河",
         "企业客户签约",
         ("尽职调查", "数据处理协议", "单点登录", "招标书", "框架协议", "沙箱环境", "等保测评", "报价单"),
@@ -116,7 +104,8 @@ PROJECTS = (
         ("法务还在看{j}", "客户已经确认了{j}", "他们又问了{j}的问题", "{j}的问题都回复了"),
         (("{j}的定价方式", ("按年收费", "按席位收费")), ("{j}由谁负责", ("销售团队", "平台团队"))),
     ),
-    _project(
+    project(
+        _term,
         "湖仓",
         "数据平台",
         ("数据血缘", "调度任务", "增量同步", "分区表", "数据质量", "宽表", "指标口径", "冷热分层"),
@@ -130,7 +119,8 @@ PROJECTS = (
         ("{j}的迁移做了一半", "{j}昨晚失败了两次", "{j}的回刷跑完了", "我们在等{j}的权限"),
         (("{j}的存储格式", ("列式存储", "普通文件")), ("{j}的调度频率", ("每小时一次", "每天一次"))),
     ),
-    _project(
+    project(
+        _term,
         "灯塔",
         "移动端发版",
         ("热更新", "灰度包", "推送通道", "启动耗时", "应用商店审核", "埋点", "安装包", "卡顿监控"),
@@ -147,50 +137,38 @@ PROJECTS = (
 )
 
 #: Projects of a mixed workspace: Chinese phrases around English jargon and tickers.
-MIXED_PROJECTS = tuple(
-    {
-        "name": p["name"],
-        "topic": topic,
-        "jargon": p["jargon"],
-        "numbers": numbers,
-        "tasks": tasks,
-        "statuses": statuses,
-        "decisions": decisions,
-    }
-    for p, topic, numbers, tasks, statuses, decisions in zip(
-        pools.MIXED_PROJECTS,
-        ("季度业绩", "港股上市", "利率对冲"),
+MIXED_PROJECTS = mixed_projects(
+    ("季度业绩", "港股上市", "利率对冲"),
+    (
         (
-            (
-                ("营收预期", "money", ""),
-                ("回购规模", "count", "股"),
-                ("毛利率", "percent", ""),
-                ("业绩发布日", "date", ""),
-            ),
-            (
-                ("募资规模", "money", ""),
-                ("认购人数", "count", "人"),
-                ("上市日期", "date", ""),
-                ("发行折扣", "percent", ""),
-            ),
-            (("对冲比例", "percent", ""), ("名义本金", "money", ""), ("到期日", "date", ""), ("风险限额", "money", "")),
+            ("营收预期", "money", ""),
+            ("回购规模", "count", "股"),
+            ("毛利率", "percent", ""),
+            ("业绩发布日", "date", ""),
         ),
         (
-            ("更新{j}的模型", "整理{j}的数据", "跟客户确认{j}", "写一份{j}的点评"),
-            ("准备{j}的材料", "跟律师过一遍{j}", "排一下{j}的时间", "核对{j}的条款"),
-            ("重算{j}的敞口", "复核{j}的参数", "写{j}的风控报告", "监控{j}的变化"),
+            ("募资规模", "money", ""),
+            ("认购人数", "count", "人"),
+            ("上市日期", "date", ""),
+            ("发行折扣", "percent", ""),
         ),
-        (
-            ("{j}比预期好一些", "{j}还没出来", "市场对{j}反应一般", "{j}的数据已经核对过了"),
-            ("{j}的文件基本齐了", "{j}还在等监管反馈", "投资人在问{j}", "{j}已经定下来了"),
-            ("{j}的波动有点大", "{j}还在正常范围内", "{j}的模型要重新校准", "{j}已经调整过了"),
-        ),
-        (
-            (("{j}的覆盖策略", ("继续持有", "减仓")), ("{j}的报告口径", ("按季度", "按年度"))),
-            (("{j}的定价区间", ("偏保守", "偏积极")), ("{j}的时间表", ("下个月", "推迟一个季度"))),
-            (("{j}的对冲工具", ("利率互换", "期货")), ("{j}的止损线", ("收紧", "维持不变"))),
-        ),
-    )
+        (("对冲比例", "percent", ""), ("名义本金", "money", ""), ("到期日", "date", ""), ("风险限额", "money", "")),
+    ),
+    (
+        ("更新{j}的模型", "整理{j}的数据", "跟客户确认{j}", "写一份{j}的点评"),
+        ("准备{j}的材料", "跟律师过一遍{j}", "排一下{j}的时间", "核对{j}的条款"),
+        ("重算{j}的敞口", "复核{j}的参数", "写{j}的风控报告", "监控{j}的变化"),
+    ),
+    (
+        ("{j}比预期好一些", "{j}还没出来", "市场对{j}反应一般", "{j}的数据已经核对过了"),
+        ("{j}的文件基本齐了", "{j}还在等监管反馈", "投资人在问{j}", "{j}已经定下来了"),
+        ("{j}的波动有点大", "{j}还在正常范围内", "{j}的模型要重新校准", "{j}已经调整过了"),
+    ),
+    (
+        (("{j}的覆盖策略", ("继续持有", "减仓")), ("{j}的报告口径", ("按季度", "按年度"))),
+        (("{j}的定价区间", ("偏保守", "偏积极")), ("{j}的时间表", ("下个月", "推迟一个季度"))),
+        (("{j}的对冲工具", ("利率互换", "期货")), ("{j}的止损线", ("收紧", "维持不变"))),
+    ),
 )
 
 _GIVEN = (
@@ -293,18 +271,6 @@ class Chinese(CJKLanguage):
     notes = NOTES
     questions = QUESTIONS
 
-    @property
-    def families(self) -> dict:
-        from speechkit.synth.families import LANGUAGE_FAMILIES
-
-        return LANGUAGE_FAMILIES["zh"]
-
-    @property
-    def voices(self) -> tuple:
-        from speechkit.synth.voices import LANGUAGE_VOICES
-
-        return LANGUAGE_VOICES["zh"]
-
     def readings(self, run: str) -> list[tuple[str, str]]:
         return list(zip(run, pinyin(run)))
 
@@ -321,9 +287,6 @@ class Chinese(CJKLanguage):
 
     def meeting_title(self, kind: str, project: str, names: list[str]) -> str:
         return {"standup": "团队站会", "review": f"{project}评审会", "1:1": f"{names[0]}/{names[1]}一对一"}[kind]
-
-    def listing(self, names: list[str]) -> str:
-        return "、".join(names)
 
     def native_number(self, measure: str, value: int | dt.date, topic: str, unit: str) -> Term:
         if measure == "date":
