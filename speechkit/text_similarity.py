@@ -16,6 +16,8 @@ lexical measure otherwise. Each carries its ``name`` (scores record which one wa
 - ``lexical``: the F1 (Dice) overlap of the two texts' word sets after the shared normalisation
   (``speechkit.metrics.normalize``), function words left out; threshold 0.6. It cannot tell
   "... for Kafka" from "... for RTO" (0.75): the one-to-one matching has to.
+- ``char-bigram`` (:class:`CharacterSimilarity`): the Dice overlap of neighbouring-token pairs,
+  a CJK character being a token; for Chinese and Japanese text, which neither of the above reads.
 """
 from __future__ import annotations
 
@@ -59,6 +61,23 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in normalize(text).split() if w not in FUNCTION_WORDS)
 
 
+def dice_matrix(a: list[frozenset], b: list[frozenset]) -> np.ndarray:
+    """The Dice overlaps ``2|x & y| / (|x| + |y|)`` of every set of ``a`` with every set of ``b``
+    (each set's items found once; all pairs as one sparse product)."""
+    from scipy.sparse import csr_matrix
+
+    index = {w: k for k, w in enumerate(sorted(frozenset().union(*a, *b)))}
+
+    def incidence(sets: list[frozenset]) -> csr_matrix:
+        rows = np.repeat(np.arange(len(sets)), [len(items) for items in sets])
+        cols = [index[w] for items in sets for w in items]
+        return csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(sets), len(index)))
+
+    shared = (incidence(a) @ incidence(b).T).toarray()
+    sizes = np.add.outer([len(w) for w in a], [len(w) for w in b]).astype(float)
+    return np.divide(2 * shared, sizes, out=np.zeros_like(sizes), where=sizes > 0)
+
+
 class LexicalSimilarity:
     """Dice overlap of normalised content-word sets."""
 
@@ -66,20 +85,29 @@ class LexicalSimilarity:
     threshold = 0.6
 
     def matrix(self, left: Sequence[str], right: Sequence[str]) -> np.ndarray:
-        """Each text's words found once; the overlaps of all pairs as one sparse product."""
-        from scipy.sparse import csr_matrix
+        return dice_matrix([content_words(t) for t in left], [content_words(t) for t in right])
 
-        a, b = [content_words(t) for t in left], [content_words(t) for t in right]
-        index = {w: k for k, w in enumerate(sorted(frozenset().union(*a, *b)))}
 
-        def incidence(sets: list[frozenset[str]]) -> csr_matrix:
-            rows = np.repeat(np.arange(len(sets)), [len(words) for words in sets])
-            cols = [index[w] for words in sets for w in words]
-            return csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(sets), len(index)))
+def token_bigrams(text: str) -> frozenset[tuple[str, ...]]:
+    """The pairs of neighbouring tokens of ``text`` (:func:`speechkit.cjk.tokens` after NFKC and case
+    folding: a CJK character or a word of another script each), or its one token alone."""
+    from speechkit import cjk
 
-        shared = (incidence(a) @ incidence(b).T).toarray()
-        sizes = np.add.outer([len(w) for w in a], [len(w) for w in b]).astype(float)
-        return np.divide(2 * shared, sizes, out=np.zeros_like(sizes), where=sizes > 0)
+    tokens = cjk.tokens(unicodedata.normalize("NFKC", text).casefold())
+    return frozenset(zip(tokens, tokens[1:])) if len(tokens) > 1 else frozenset((t,) for t in tokens)
+
+
+class CharacterSimilarity:
+    """Dice overlap of token-bigram sets (:func:`token_bigrams`), for Chinese and Japanese text: the
+    packaged sentence embedder (all-MiniLM-L6-v2) is English-only and no multilingual one ships
+    in a package. ``threshold``: measured on hand-written paraphrases of gold questions
+    (docs/multilingual.md, "Aligning questions and summaries")."""
+
+    name = "char-bigram"
+    threshold = 0.35
+
+    def matrix(self, left: Sequence[str], right: Sequence[str]) -> np.ndarray:
+        return dice_matrix([token_bigrams(t) for t in left], [token_bigrams(t) for t in right])
 
 
 class EmbeddingSimilarity:

@@ -211,7 +211,8 @@ def test_artifacts_mention_people_and_canonical_jargon(small_synth_workspace):
 
 
 def test_ten_people_get_ten_distinct_voices():
+    from speechkit.synth.language import ENGLISH
     from speechkit.synth.state import build_state
     from speechkit.synth.voices import VOICES
-    state = build_state(3, 10, 6, [v.id for v in VOICES])
+    state = build_state(3, 10, 6, [v.id for v in VOICES], language=ENGLISH)
     assert len(state.people) == 10 and len({p.voice for p in state.people}) == 10

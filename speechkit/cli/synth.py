@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 #: speechkit.synth.acts.PHRASINGS (not imported here: building the parser loads no generator).
 PHRASINGS = ("tuned", "held-out", "all")
+#: speechkit.synth.language.CODES (not imported here either).
+LANGUAGES = ("en", "zh", "ja", "mixed")
 
 
 def add_parser(subparsers) -> None:
@@ -36,6 +38,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--phrasing", choices=PHRASINGS, default="all",
                    help="phrasing families the dialogue acts are written with: the tuned ones, the held-out ones "
                         "(which no rule-based component may be developed on) or all (default all)")
+    p.add_argument("--language", choices=LANGUAGES, default="en",
+                   help="what the meetings are spoken in: English, Chinese (Mandarin), Japanese, or mixed: Chinese or "
+                        "Japanese turns with English jargon, tickers and numbers (default en; docs/synth.md)")
+    p.add_argument("--languages", type=_codes, default=(), metavar="BASE,en",
+                   help="with --language mixed: the two languages, zh,en or ja,en (default zh,en)")
     p.add_argument("--name", help="workspace name (default synth-SEED)")
     p.add_argument("--no-voice-check", action="store_true",
                    help="skip measuring voice similarity with Resemblyzer (faster; no similarity figures in metadata)")
@@ -81,6 +88,10 @@ def synthesize_into(out: str, options: SynthOptions, progress: Callable[[str], N
         raise
 
 
+def _codes(text: str) -> tuple[str, ...]:
+    return tuple(c.strip() for c in text.split(",") if c.strip())
+
+
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
@@ -94,9 +105,19 @@ def run(args: argparse.Namespace) -> int:
         raise SpeechkitError("--meetings must be >= 1, --people 2-10 and --projects 1-5")
     if args.name is not None and id_problem(args.name):
         raise SpeechkitError(f"--name: {id_problem(args.name)}")
+    from speechkit.synth.languages import language
+
+    try:
+        language(args.language, args.languages)
+    except ValueError as e:
+        raise SpeechkitError(f"--language/--languages: {e}") from None
+    if args.paraphrase and args.language != "en":
+        raise SpeechkitError("--paraphrase rewrites English turns only; leave it out with --language "
+                             f"{args.language}")
     options = SynthOptions(seed=args.seed, meetings=args.meetings, people=args.people, minutes=args.minutes,
                            difficulty=args.difficulty, projects=args.projects, name=args.name,
                            check_voices=not args.no_voice_check, phrasing=args.phrasing,
+                           language=args.language, languages=args.languages,
                            paraphrase=ParaphraseOptions(failures=args.llm_failures) if args.paraphrase else None)
     steps = args.meetings + 1 + (0 if args.no_voice_check else 1)
     with tqdm(total=steps, desc="synth", unit="step", file=sys.stderr) as bar:

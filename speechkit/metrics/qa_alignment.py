@@ -15,18 +15,23 @@ A figure whose denominator is 0 is None (n/a): with no predicted unit precision 
 gold unit recall is None, and F1 is None when either is. The similarity is
 :func:`speechkit.text_similarity.text_similarity`'s: the cosine of all-MiniLM-L6-v2 sentence
 embeddings, or, where that model is not installed, the lexical overlap (whose scale differs;
-:attr:`Alignment.similarity` records which one scored).
+:attr:`Alignment.similarity` records which one scored). Chinese and Japanese units (any text with
+a CJK character) are compared with the character-bigram overlap at its own measured threshold
+(:func:`for_texts`): all-MiniLM-L6-v2 is English-only and no multilingual embedder ships in a
+package. Sentences end at ``.!?`` before a space and at ``。！？`` (:func:`sentences`, which is
+:func:`speechkit.cjk.sentences`).
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from speechkit.text_similarity import TextSimilarity
+from speechkit import cjk
+from speechkit.cjk import sentences
+from speechkit.text_similarity import CharacterSimilarity, TextSimilarity
 
 #: A predicted and a gold unit align at a similarity of at least this (the paper's 0.75).
 THRESHOLD = 0.75
@@ -85,19 +90,23 @@ def cosine_matrix(predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:
     return a @ b.T
 
 
+def for_texts(texts: Sequence[str], similarity: TextSimilarity, threshold: float) -> tuple[TextSimilarity, float]:
+    """The similarity and threshold to align ``texts`` with: the given ones, or, where any text has
+    a CJK character, :class:`~speechkit.text_similarity.CharacterSimilarity` at its threshold."""
+    if any(cjk.has_cjk(t) for t in texts):
+        chars = CharacterSimilarity()
+        return chars, chars.threshold
+    return similarity, threshold
+
+
 def align_texts(predicted: Sequence[str], gold: Sequence[str], similarity: TextSimilarity,
                 threshold: float = THRESHOLD) -> Alignment:
-    """The alignment of ``predicted`` texts with ``gold`` texts under ``similarity``."""
+    """The alignment of ``predicted`` texts with ``gold`` texts under ``similarity`` (or the CJK
+    character similarity, :func:`for_texts`)."""
+    similarity, threshold = for_texts([*predicted, *gold], similarity, threshold)
     matrix = similarity.matrix(list(predicted), list(gold)) if predicted and gold else \
         np.zeros((len(predicted), len(gold)))
     return align_matrix(matrix, threshold, similarity.name)
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of ``text``: cut after ``.``, ``!`` or ``?`` followed by a space (and at
-    line breaks); a period inside a token (``pacs.008``, ``1.5``) does not cut."""
-    parts = re.split(r"(?<=[.!?])\s+|\n+", text or "")
-    return [p.strip() for p in parts if p.strip()]
 
 
 def align_summaries(predicted: str, gold: str, similarity: TextSimilarity, threshold: float = THRESHOLD) -> Alignment:

@@ -7,7 +7,9 @@ run's own transcript of the meeting (``[MM:SS] Name: text`` lines, the first
 (:mod:`speechkit.io.questions`). :func:`align_meeting` gives, per meeting,
 ``qa_pair_precision/recall/f1`` (the extracted questions against the gold questions) and the
 section-summary variant (the run's summary sentences against the gold summary's sentences), both
-by :mod:`speechkit.metrics.qa_alignment` at cosine >= 0.75, many-to-many. :func:`align_run` does
+by :mod:`speechkit.metrics.qa_alignment` at cosine >= 0.75, many-to-many (Chinese and Japanese
+units by their character-bigram overlap at its measured threshold; the prompt then asks for the
+pairs in the transcript's language). :func:`align_run` does
 it for every meeting of a run (the ``align`` post-run step, ``speechkit align RUN``) and writes
 ``RUN/qa_pairs.json``: per meeting the counts and figures, and over the run the counts summed and
 the figures they give.
@@ -18,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from speechkit import cjk
 from speechkit.core.options import bounded
 from speechkit.core.stage import Spec
 from speechkit.core.step import Step, StepJob
@@ -41,7 +44,9 @@ PAIRS_PROMPT = """TRANSCRIPT:
 
 List the questions this meeting answers (who is to do what, what was decided, the numbers and \
 dates stated), each with the answer the transcript gives, as a JSON object: \
-{{"pairs": [{{"question": "...", "answer": "..."}}]}} (at most {most})."""
+{{"pairs": [{{"question": "...", "answer": "..."}}]}} (at most {most}).{language}"""
+#: Added to the prompt for a transcript with Chinese or Japanese text, so the pairs are in its language.
+PAIRS_IN_LANGUAGE = " Write the questions and answers in the language of the transcript."
 PAIRS_SYSTEM = "You read meeting transcripts and list the questions they answer. You write only what was said."
 
 
@@ -67,7 +72,8 @@ def extract_pairs(client: LLMClient, transcript: Transcript, most: int = 10,
     """The pairs the model extracts from ``transcript``; :class:`BadAnswer` if the answer is not a
     list of pairs (what :meth:`LLMClient.complete` raises besides)."""
     chunks = chunk_lines(transcript_lines(transcript), transcript_bytes)
-    prompt = PAIRS_PROMPT.format(transcript="\n".join(chunks[0]) if chunks else "(nothing)", most=most)
+    text = "\n".join(chunks[0]) if chunks else "(nothing)"
+    prompt = PAIRS_PROMPT.format(transcript=text, most=most, language=PAIRS_IN_LANGUAGE if cjk.has_cjk(text) else "")
     answer = client.complete([{"role": "system", "content": PAIRS_SYSTEM}, {"role": "user", "content": prompt}],
                              pairs_schema(most), name="pairs")
     raw = answer.get("pairs")
@@ -114,11 +120,15 @@ class PairsOptions(ClientOptions):
 
 
 def _pooled(per_meeting: list[dict[str, Any] | None], threshold: float, similarity: str) -> dict[str, Any] | None:
-    """The alignment of the run: the meetings' counts summed (None when no meeting has one)."""
+    """The alignment of the run: the meetings' counts summed (None when no meeting has one); the
+    similarity and threshold the meetings used where they all used one (CJK meetings use their own)."""
     found = [a for a in per_meeting if a is not None]
     if not found:
         return None
     counts = {key: sum(a[key] for a in found) for key in ("predicted", "gold", "aligned_predicted", "aligned_gold")}
+    used = {(a["similarity"], a["threshold"]) for a in found}
+    if len(used) == 1:
+        similarity, threshold = used.pop()
     return Alignment(**counts, threshold=threshold, similarity=similarity).as_dict()
 
 

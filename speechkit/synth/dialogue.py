@@ -9,20 +9,16 @@ and any correction (``LatentState.acts``).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from speechkit.synth import pools
 from speechkit.synth.acts import LATER, ActRecord, Family, FamilyCycle
 from speechkit.synth.disfluency import disfluent
-from speechkit.synth.spoken import Piece, canonical_text, filler, plain, verbatim_words
+from speechkit.synth.language import ENGLISH, Language
+from speechkit.synth.spoken import Piece, canonical_text, verbatim_words
 from speechkit.synth.state import ActionItem, Decision, LatentState, MeetingPlan, Persona, Project, Term, slip
 
-WORDS_PER_MINUTE = 140
-_SLOT = re.compile(r"^(.*?)\{(\w+)\}(.*)$")
-_DISFLUENCY = re.compile(r"^\[([\w']+)\]$")
 #: Acts whose turns carry no fact a gold note or question depends on: the mix may cut them short.
 INTERRUPTIBLE = frozenset({"greeting", "small_talk", "status", "aside", "closing"})
 #: The moves of each meeting kind, cycled over its projects; ``assign`` is a request, a volunteer
@@ -56,49 +52,9 @@ class Turn:
         return verbatim_words(self.pieces)
 
 
-def _term_piece(term: Term, suffix: str) -> Piece:
-    say = term.tts.split()
-    say[-1] += suffix
-    return Piece(canonical=term.canonical + suffix, words=tuple(term.spoken.split()), say=tuple(say),
-                 term=None if term.kind == "slip" else term.canonical)
-
-
-def render(template: str, slots: dict[str, object]) -> list[Piece]:
-    """Pieces for a template; ``{x}`` slots hold a Term, a Persona (said by first name) or text
-    (rendered in turn); a ``[word]`` token is a disfluency."""
-    out: list[Piece] = []
-    for token in template.split():
-        if d := _DISFLUENCY.match(token):
-            out.append(filler(d.group(1)))
-            continue
-        m = _SLOT.match(token)
-        if not m:
-            out.extend(plain(token))
-            continue
-        prefix, key, suffix = m.groups()
-        value = slots[key]
-        if isinstance(value, Term):
-            out.extend(plain(prefix))
-            out.append(_term_piece(value, suffix))
-        elif isinstance(value, Persona):
-            out.extend(plain(prefix + value.first_name + suffix))
-        else:
-            out.extend(render(prefix + str(value) + suffix, slots))
-    return out
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def gerund(task: str) -> str:
-    """A task (a verb phrase, "map the fields") as a noun phrase ("mapping the fields")."""
-    verb, _, rest = task.partition(" ")
-    if verb in ("set", "run"):
-        verb += verb[-1]
-    elif verb.endswith("e") and not verb.endswith("ee"):
-        verb = verb[:-1]
-    return f"{verb}ing {rest}".strip()
+def render(template: str, slots: dict[str, object], language: Language = ENGLISH) -> list[Piece]:
+    """Pieces for a template in ``language`` (:meth:`speechkit.synth.language.Language.render`)."""
+    return language.render(template, slots)
 
 
 class _MeetingWriter:
@@ -106,8 +62,9 @@ class _MeetingWriter:
     and the later parts of acts still to be said."""
 
     def __init__(self, state: LatentState, plan: MeetingPlan, rng: np.random.Generator,
-                 cursors: dict[str, list[Term]], cycle: FamilyCycle) -> None:
+                 cursors: dict[str, list[Term]], cycle: FamilyCycle, language: Language) -> None:
         self.state, self.plan, self.rng, self.cursors, self.cycle = state, plan, rng, cursors, cycle
+        self.lang = language
         self.turns: list[Turn] = []
         self.people = [state.person(pid) for pid in plan.attendees]
         self.host = state.person(plan.host)
@@ -138,7 +95,7 @@ class _MeetingWriter:
         for _ in range(2 * len(project.jargon)):
             template, j = self.pick(templates), self.next_term(project, "jargon")
             text = template[0] if isinstance(template, tuple) else template
-            if canonical_text(render(text, {"j": j})) not in taken:
+            if canonical_text(self.lang.render(text, {"j": j})) not in taken:
                 break
         return template, j
 
@@ -188,11 +145,11 @@ class _MeetingWriter:
     def speak(self, record: ActRecord, lines: list[tuple[str, str]], roles: dict, slots: dict) -> None:
         for role, template in lines:
             speaker = roles[role.lstrip("~")]
-            pieces = render(template, slots)
+            pieces = self.lang.render(template, slots)
             first = pieces[0]
             if first.term is None and first.canonical and first.canonical[0].islower():
-                pieces[0] = replace(first, canonical=_capital(first.canonical))
-            pieces = disfluent(pieces, speaker, self.rng)
+                pieces[0] = replace(first, canonical=self.lang.capital(first.canonical))
+            pieces = disfluent(pieces, speaker, self.rng, self.lang)
             self.turns.append(Turn(speaker.id, pieces, overlaps=role.startswith("~"), act=record.id,
                                    interruptible=record.act in INTERRUPTIBLE))
             record.lines.append({"speaker": speaker.id, "text": canonical_text(pieces)})
@@ -211,7 +168,7 @@ class _MeetingWriter:
         listeners = [p for p in self.people if p.id != floor.id]
         if listeners and self.rng.random() < 0.5:
             who = self.pick(listeners)
-            self.turns.append(Turn(who.id, plain(self.pick(who.backchannels)), backchannel=True))
+            self.turns.append(Turn(who.id, self.lang.plain(self.pick(who.backchannels)), backchannel=True))
 
     def simple(self, act: str) -> None:
         """An act with no fact: greeting, small talk, closing."""
@@ -223,7 +180,8 @@ class _MeetingWriter:
         a, b = self.rng.choice(len(project.statuses), size=2, replace=False)
         first, second = project.statuses[a], project.statuses[b].replace("{j}", "{k}")
         slots.update(p=project.name, t=project.topic, j=self.next_term(project, "jargon"),
-                     k=self.next_term(project, "jargon"), s=first, s2=second, S=_capital(first), S2=_capital(second))
+                     k=self.next_term(project, "jargon"), s=first, s2=second, S=self.lang.capital(first),
+                     S2=self.lang.capital(second))
         self.perform("status", roles, slots)
 
     def assign(self, project: Project) -> None:
@@ -233,16 +191,18 @@ class _MeetingWriter:
         roles, slots = self.cast()
         opened = {a.description for a in self.state.action_items if a.opened_in == self.plan.id}
         task, j = self.fresh(project, project.tasks, opened)
-        d, d0 = (pools.WEEKDAYS[i] for i in self.rng.choice(len(pools.WEEKDAYS), size=2, replace=False))
-        slots.update(task=task, job=gerund(task), j=j, d=d, d0=d0)
+        weekdays = self.lang.pools.weekdays
+        d, d0 = (weekdays[i] for i in self.rng.choice(len(weekdays), size=2, replace=False))
+        slots.update(task=task, job=self.lang.gerund(task), j=j, d=d, d0=d0)
         done = self.perform(act, roles, slots) or self.perform("request", roles, slots)
         if done is None:
             return
         family, record = done
         owner = roles[family.owner]
         item = ActionItem(id=f"a{len(self.state.action_items) + 1}", project=project.id, assignee=owner.id,
-                          task=task, term=j.canonical, description=canonical_text(render(task, {"j": j})), due=d,
-                          opened_in=self.plan.id, requested_by=roles["host"].id if family.asked else None)
+                          task=task, term=j.canonical, due=d,
+                          description=canonical_text(self.lang.render(task, {"j": j})), opened_in=self.plan.id,
+                          requested_by=roles["host"].id if family.asked else None)
         self.state.action_items.append(item)
         record.target = item.id
         if family.corrects == "due":
@@ -262,8 +222,8 @@ class _MeetingWriter:
         roles, slots = self.cast(who=who, host=asker)
         project = self.state.project(item.project)
         status = self.pick(project.statuses).replace("{j}", "{k}")
-        slots.update(task=item.task, job=gerund(item.task), k=self.next_term(project, "jargon"), d=item.due,
-                     j=next(t for t in project.jargon if t.canonical == item.term), S=_capital(status))
+        slots.update(task=item.task, job=self.lang.gerund(item.task), k=self.next_term(project, "jargon"), d=item.due,
+                     j=next(t for t in project.jargon if t.canonical == item.term), S=self.lang.capital(status))
         done = self.perform("follow_up", roles, slots)
         if done is not None:
             done[1].target = item.id
@@ -281,7 +241,7 @@ class _MeetingWriter:
         if done is None:
             return
         family, record = done
-        text = {k: canonical_text(render(v, {"j": j})) for k, v in (("q", question), ("c", options[c]),
+        text = {k: canonical_text(self.lang.render(v, {"j": j})) for k, v in (("q", question), ("c", options[c]),
                                                                      ("c0", options[1 - c]))}
         decision = Decision(id=f"d{len(self.state.decisions) + 1}", project=project.id, question=text["q"],
                             choice=text["c"], meeting=self.plan.id)
@@ -292,9 +252,9 @@ class _MeetingWriter:
 
     def _number_slots(self, project: Project, slots: dict) -> Term:
         n = self.next_term(project, "number")
-        n0 = slip(n, self.rng)
+        n0 = slip(n, self.rng, self.lang)
         unit = f" {n.unit}" if n.unit else ""
-        slots.update(n=n, n0=n0, N="{n}" + unit, N0="{n0}" + unit, nt=n.topic, Nt=_capital(n.topic))
+        slots.update(n=n, n0=n0, N="{n}" + unit, N0="{n0}" + unit, nt=n.topic, Nt=self.lang.capital(n.topic))
         return n
 
     def number(self, project: Project) -> None:
@@ -331,10 +291,11 @@ class _MeetingWriter:
 
 
 def write_meeting(state: LatentState, plan: MeetingPlan, minutes: float, rng: np.random.Generator,
-                  cursors: dict[str, list[Term]], cycle: FamilyCycle) -> list[Turn]:
-    """The turns of one meeting, about ``minutes`` long; updates the state's items, decisions and acts."""
-    w = _MeetingWriter(state, plan, rng, cursors, cycle)
-    target = minutes * WORDS_PER_MINUTE
+                  cursors: dict[str, list[Term]], cycle: FamilyCycle, language: Language = ENGLISH) -> list[Turn]:
+    """The turns of one meeting in ``language``, about ``minutes`` long (at the language's
+    ``words_per_minute``); updates the state's items, decisions and acts."""
+    w = _MeetingWriter(state, plan, rng, cursors, cycle, language)
+    target = minutes * language.words_per_minute
     w.simple("greeting")
     if rng.random() < 0.5:
         w.simple("small_talk")
@@ -356,8 +317,9 @@ def write_meeting(state: LatentState, plan: MeetingPlan, minutes: float, rng: np
     return w.turns
 
 
-def enrollment_text(person_index: int, sentences: int = 3) -> str:
-    """The enrollment passage of the i-th person: Harvard sentences no meeting uses."""
-    pool = pools.ENROLLMENT_SENTENCES
+def enrollment_text(person_index: int, sentences: int = 3, language: Language = ENGLISH) -> str:
+    """The enrollment passage of the i-th person: sentences of the language's pool that no meeting
+    uses (Harvard sentences in English)."""
+    pool = language.pools.enrollment_sentences
     start = (person_index * sentences) % len(pool)
-    return " ".join(pool[(start + k) % len(pool)] for k in range(sentences))
+    return language.join([pool[(start + k) % len(pool)] for k in range(sentences)])

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from speechkit.synth.acts import PHRASINGS
+from speechkit.synth.language import Language
+from speechkit.synth.languages import language
 from speechkit.synth.mix import TimingOptions
 from speechkit.synth.paraphrase import ParaphraseOptions
 
@@ -24,7 +26,9 @@ class SynthOptions:
     ``mixed`` (every third meeting hard, from the second); ``phrasing`` which phrasing families
     the dialogue acts are realised with (``tuned``, ``held-out`` or ``all``,
     :mod:`speechkit.synth.acts`); ``check_voices`` measures voice similarity with Resemblyzer;
-    ``paraphrase`` (None: off) rewrites each turn through an LLM (:mod:`speechkit.synth.paraphrase`).
+    ``paraphrase`` (None: off) rewrites each turn through an LLM (:mod:`speechkit.synth.paraphrase`),
+    English only; ``language`` is ``en``, ``zh``, ``ja`` or ``mixed``, ``languages`` the two a
+    mixed workspace speaks (a CJK base and ``en``; empty: ``zh, en``; :mod:`speechkit.synth.language`).
     """
 
     seed: int = 0
@@ -38,8 +42,14 @@ class SynthOptions:
     phrasing: str = "all"
     timing: TimingOptions = field(default_factory=TimingOptions)
     paraphrase: ParaphraseOptions | None = None
+    language: str = "en"
+    languages: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "languages", tuple(self.languages))
+        spoken = self.spoken_language  # validates language and languages
+        if self.paraphrase is not None and spoken.code != "en":
+            raise ValueError(f"paraphrase rewrites English turns only, not {spoken.code}")
         if self.phrasing not in PHRASINGS:
             raise ValueError(f"phrasing must be one of {', '.join(PHRASINGS)}, got {self.phrasing!r}")
         if isinstance(self.minutes, str):
@@ -52,7 +62,16 @@ class SynthOptions:
         """The target length of a meeting of this kind."""
         return LENGTH_PRESETS[self.minutes][kind] if isinstance(self.minutes, str) else float(self.minutes)
 
+    @property
+    def spoken_language(self) -> Language:
+        """The :class:`~speechkit.synth.language.Language` the meetings are written in."""
+        return language(self.language, self.languages)
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["timing"] = self.timing.to_dict()
+        if self.language == "en":  # English options are written as they were before languages existed
+            del d["language"], d["languages"]
+        else:
+            d["languages"] = list(self.spoken_language.languages)
         return d

@@ -40,6 +40,7 @@ from speechkit.llm.run import checked_endpoint
 from speechkit.synth import pools
 from speechkit.synth.dialogue import Turn, render
 from speechkit.synth.disfluency import disfluent
+from speechkit.synth.language import ENGLISH
 from speechkit.synth.spoken import Piece, canonical_text, number_words, plain
 from speechkit.synth.state import LatentState, MeetingPlan, Persona
 
@@ -233,7 +234,7 @@ class Paraphraser:
             counts[outcome] += 1
             if outcome == "kept":
                 speaker: Persona = self.state.person(turn.speaker)
-                turn = replace(turn, pieces=disfluent(rebuild(rewrite, turn.pieces), speaker, rng))
+                turn = replace(turn, pieces=disfluent(rebuild(rewrite, turn.pieces), speaker, rng, ENGLISH))
             out.append(turn)
         return out
 

@@ -126,6 +126,27 @@ PROJECTS = (
     },
 )
 
+# Projects of mixed workspaces (Chinese or Japanese turns with English terms and tickers): the
+# name and the jargon, said in English; the phrases around them are the base language's
+# (speechkit/synth/zh.py, ja.py).
+MIXED_PROJECTS = (
+    {"name": ("Atlas", "Atlas", "atlas"),
+     "jargon": (("EBITDA", "EBITDA", "ee-bit-dah"), ("ROE", "ROE", "arr-oh-ee"), ("guidance", "guidance", "guidance"),
+                ("Q3 earnings", "Q3 earnings", "queue-three earnings"), ("TSLA", "TSLA", "tee-ess-el-ay"),
+                ("NVDA", "NVDA", "en-vee-dee-ay"), ("free cash flow", "free cash flow", "free cash flow"),
+                ("buyback", "buyback", "buy-back"))},
+    {"name": ("Harbor", "Harbor", "harbor"),
+     "jargon": (("IPO", "IPO", "eye-pee-oh"), ("KYC", "KYC", "kay-why-see"), ("CDS", "CDS", "see-dee-ess"),
+                ("AML", "AML", "ay-em-el"), ("term sheet", "term sheet", "term sheet"),
+                ("roadshow", "roadshow", "road-show"), ("lock-up", "lock-up", "lock-up"),
+                ("HKEX", "HKEX", "aitch-kay-ex"))},
+    {"name": ("Vega", "Vega", "vega"),
+     "jargon": (("VaR", "VaR", "var"), ("delta hedge", "delta hedge", "delta hedge"),
+                ("basis point", "basis point", "basis point"), ("FX swap", "FX swap", "eff-ex swap"),
+                ("SOFR", "SOFR", "so-fur"), ("duration", "duration", "duration"),
+                ("stop-loss", "stop-loss", "stop-loss"), ("MSCI", "MSCI", "em-ess-see-eye"))},
+)
+
 # Enrollment passages (Harvard sentences, public domain). The dialogue templates never use them.
 ENROLLMENT_SENTENCES = (
     "The birch canoe slid on the smooth planks.", "Glue the sheet to the dark blue background.",

@@ -7,7 +7,8 @@ each decision, what it chose (``decision``: the final choice, after any reversal
 project number stated in it, its value with its unit (``number``: the corrected value where a
 number was misspoken and corrected). A question whose text two facts of the meeting would answer
 differently (the same task given to two people) is left out. Written to
-``meetings/<id>/questions.json`` (:mod:`speechkit.io.questions`, docs/workspace-format.md).
+``meetings/<id>/questions.json`` (:mod:`speechkit.io.questions`, docs/workspace-format.md), in the
+state's language (:func:`speechkit.synth.notes.truth_language`).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from speechkit.io.questions import Entity, MeetingQuestions, Question, default_questions_path, write_questions
+from speechkit.synth.notes import truth_language
 from speechkit.workspace import Meeting
 
 
@@ -25,25 +27,27 @@ def _person(person: Mapping[str, Any]) -> tuple[str, tuple[Entity, ...]]:
 
 def _candidates(truth: Mapping[str, Any], meeting: str, numbers: Sequence[str]) -> list[tuple[str, str, str, tuple]]:
     """``(type, question, answer, entities)`` of every fact of ``meeting``, in the module's order."""
+    lang = truth_language(truth)
     people = {p["id"]: p for p in truth["people"]}
     plan = next(m for m in truth["meetings"] if m["id"] == meeting)
     out: list[tuple[str, str, str, tuple]] = []
     for item in (a for a in truth["action_items"] if a["opened_in"] == meeting):
-        task = f"the action item to {item['description']}"
-        out.append(("who_owns", f"Who owns {task}?", *_person(people[item["assignee"]])))
-        out.append(("due", f"When is {task} due?", item["due"], (Entity.of("day", value=item["due"]),)))
+        task = lang.question_text("task", description=item["description"])
+        out.append(("who_owns", lang.question_text("who_owns", task=task), *_person(people[item["assignee"]])))
+        out.append(("due", lang.question_text("due", task=task), item["due"], (Entity.of("day", value=item["due"]),)))
         asker = item.get("requested_by", plan["host"])  # a state written before requested_by: the host
         if asker is not None:
-            out.append(("who_asked", f"Who asked for {task}?", *_person(people[asker])))
+            out.append(("who_asked", lang.question_text("who_asked", task=task), *_person(people[asker])))
     for d in (d for d in truth["decisions"] if d["meeting"] == meeting):
-        out.append(("decision", f"What was decided about {d['question']}?", d["choice"],
+        out.append(("decision", lang.question_text("decision", question=d["question"]), d["choice"],
                     (Entity.of("choice", text=d["choice"]),)))
     focus = [p for p in truth["projects"] if p["id"] in plan["projects"]]
     projects = focus + [p for p in truth["projects"] if p not in focus]
     for value in dict.fromkeys(numbers):
         project, number = next((p, n) for p in projects for n in p["numbers"] if n["canonical"] == value)
-        answer = f"{value} {number['unit']}".strip()
-        out.append(("number", f"What is {number['topic']} for {project['name']['canonical']}?", answer,
+        answer = lang.question_text("answer", value=value, unit=number["unit"]).strip()
+        out.append(("number", lang.question_text("number", topic=number["topic"], project=project["name"]["canonical"]),
+                    answer,
                     (Entity.of("number", value=value, unit=number["unit"]),)))
     return out
 

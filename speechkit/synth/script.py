@@ -13,7 +13,6 @@ import numpy as np
 
 from speechkit.synth import dialogue
 from speechkit.synth.acts import FamilyCycle
-from speechkit.synth.families import FAMILIES
 from speechkit.synth.options import SynthOptions
 from speechkit.synth.state import LatentState, build_state
 
@@ -29,15 +28,18 @@ class Script:
 
 
 def write_script(options: SynthOptions, voices: list[str]) -> Script:
-    """Sample the latent state and write every meeting's dialogue; ``voices``: the voice ids."""
+    """Sample the latent state and write every meeting's dialogue in the options' language;
+    ``voices``: the voice ids (the language's voices, :attr:`Language.voices`)."""
+    lang = options.spoken_language
     state = build_state(options.seed, options.people, options.meetings, voices, options.difficulty,
-                        options.projects)
+                        options.projects, language=lang)
     state.phrasing = options.phrasing
-    cycle = FamilyCycle(FAMILIES, options.phrasing, np.random.default_rng(np.random.SeedSequence([options.seed, 0xFA])))
+    cycle = FamilyCycle(lang.families, options.phrasing,
+                        np.random.default_rng(np.random.SeedSequence([options.seed, 0xFA])))
     cursors: dict = {}
     turns, rngs = {}, {}
     for plan in state.meetings:
         rng = np.random.default_rng(plan.seed)
-        turns[plan.id] = dialogue.write_meeting(state, plan, options.minutes_of(plan.kind), rng, cursors, cycle)
+        turns[plan.id] = dialogue.write_meeting(state, plan, options.minutes_of(plan.kind), rng, cursors, cycle, lang)
         rngs[plan.id] = rng
     return Script(state, turns, rngs)

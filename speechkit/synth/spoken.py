@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from speechkit import cjk
+
 _ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
          "fifteen sixteen seventeen eighteen nineteen").split()
 _TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
@@ -107,8 +109,9 @@ def filler(word: str) -> Piece:
 
 
 def canonical_text(pieces: list[Piece]) -> str:
-    """The canonical written form of a list of pieces."""
-    return " ".join(p.canonical for p in pieces if p.canonical)
+    """The canonical written form of a list of pieces: joined with spaces, none next to a CJK
+    character (:func:`speechkit.cjk.join`)."""
+    return cjk.join([p.canonical for p in pieces if p.canonical])
 
 
 def verbatim_words(pieces: list[Piece]) -> list[str]:

@@ -11,9 +11,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from speechkit.synth import pools
 from speechkit.synth.acts import ActRecord
-from speechkit.synth.spoken import MONTHS, date_canonical, date_spoken, number_words, paired_words
+from speechkit.synth.spoken import date_canonical, date_spoken, number_words, paired_words
 
 MEETING_KINDS = ("standup", "review", "1:1")
 
@@ -127,7 +126,8 @@ class MeetingPlan:
 @dataclass
 class LatentState:
     """The whole latent state; action items, decisions and the acts that realised them are filled
-    in as meetings are written (``phrasing``: the families the meetings were written from)."""
+    in as meetings are written (``phrasing``: the families the meetings were written from;
+    ``language`` and ``languages``: what they are written in, :mod:`speechkit.synth.language`)."""
 
     seed: int
     org: str
@@ -138,6 +138,8 @@ class LatentState:
     action_items: list[ActionItem] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     acts: list[ActRecord] = field(default_factory=list)
+    language: str = "en"
+    languages: tuple[str, ...] = ("en",)
 
     def person(self, pid: str) -> Persona:
         return next(p for p in self.people if p.id == pid)
@@ -151,6 +153,8 @@ class LatentState:
 
     def to_dict(self) -> dict:
         data = asdict(self)
+        if self.language == "en":  # an English state is written as it was before languages existed
+            del data["language"], data["languages"]
         for m in data["meetings"]:
             m["date"] = m["date"].isoformat(timespec="minutes")
         return data
@@ -198,59 +202,56 @@ def number_term(measure: str, value: int | dt.date, topic: str, unit: str) -> Te
     return Term(str(n), number_words(n), number_words(n), "number", topic, unit, measure)
 
 
-def _value_of(term: Term) -> int | dt.date:
-    """The value :func:`number_term` wrote ``term`` from."""
-    if term.measure == "date":
-        month, day = term.canonical.split()
-        return dt.date(2026, MONTHS.index(month) + 1, int(day))
-    digits = int("".join(c for c in term.canonical if c.isdigit()))
-    return digits
-
-
 _SLIPS = {"count": (100, 200, 300), "percent": (1, 2, 3), "ticket": (10, 20, 30), "money": (1000, 2000, 5000),
           "ms": (10, 20, 30), "seconds": (5, 10, 15), "minutes": (5, 10, 15), "megabytes": (2, 4, 6)}
 
 
-def slip(term: Term, rng: np.random.Generator) -> Term:
+def slip(term: Term, rng: np.random.Generator, language) -> Term:
     """A wrong value of the same measure as ``term``, near it (what someone says first and then
-    corrects); said like a term but not one of the workspace (its kind is ``slip``)."""
-    value = _value_of(term)
+    corrects), said in ``language`` (:class:`speechkit.synth.language.Language`) like a term but
+    not one of the workspace (its kind is ``slip``)."""
+    value = language.value_of(term)
     if term.measure == "date":
         wrong: int | dt.date = value + dt.timedelta(days=int(rng.choice([-2, -1, 1, 2])))
     else:
         step = int(rng.choice(_SLIPS[term.measure]))
         wrong = value + step if rng.random() < 0.5 or value - step <= 0 else value - step
-    made = number_term(term.measure, wrong, term.topic, term.unit)
+    made = language.number_term(term.measure, wrong, term.topic, term.unit)
     return Term(made.canonical, made.spoken, made.tts, "slip", made.topic, made.unit, made.measure)
 
 
-def _people(rng: np.random.Generator, count: int, voices: list[str]) -> tuple[Persona, ...]:
-    firsts = rng.permutation(len(pools.FIRST_NAMES))[:count]
-    lasts = rng.permutation(len(pools.SURNAMES))[:count]
-    roles = rng.permutation(len(pools.ROLES))
+def _people(rng: np.random.Generator, count: int, voices: list[str], language) -> tuple[Persona, ...]:
+    pools = language.pools
+    firsts = rng.permutation(len(pools.first_names))[:count]
+    lasts = rng.permutation(len(pools.surnames))[:count]
+    roles = rng.permutation(len(pools.roles))
     voice_order = rng.permutation(count)  # the first `count` voices, shuffled over people
     people = []
     for i in range(count):
-        first, nick = pools.FIRST_NAMES[firsts[i]]
-        bcs = rng.choice(len(pools.BACKCHANNELS), size=3, replace=False)
+        first, nick = pools.first_names[firsts[i]]
+        surname = pools.surnames[lasts[i]]
+        bcs = rng.choice(len(pools.backchannels), size=3, replace=False)
         people.append(Persona(
-            id=f"p{i + 1}", name=f"{first} {pools.SURNAMES[lasts[i]]}", nickname=nick,
-            role=pools.ROLES[roles[i % len(roles)]], voice=voices[voice_order[i]],
-            filler_rate=round(float(rng.uniform(0.02, 0.08)), 3), repeat_rate=round(float(rng.uniform(0.0, 0.015)), 3),
-            backchannels=tuple(pools.BACKCHANNELS[j] for j in sorted(bcs)),
+            id=f"p{i + 1}", name=language.full_name(first, surname), nickname=language.nickname(nick, surname),
+            role=pools.roles[roles[i % len(roles)]], voice=voices[voice_order[i]],
+            filler_rate=round(float(rng.uniform(0.02, 0.08)), 3),
+            repeat_rate=round(float(rng.uniform(0.0, 0.015)), 3),
+            backchannels=tuple(pools.backchannels[j] for j in sorted(bcs)),
             restart_rate=round(float(rng.uniform(0.05, 0.2)), 3)))
     return tuple(people)
 
 
-def _projects(rng: np.random.Generator, people: tuple[Persona, ...], count: int, start: dt.date) -> tuple[Project, ...]:
-    chosen = rng.choice(len(pools.PROJECTS), size=count, replace=False)
+def _projects(rng: np.random.Generator, people: tuple[Persona, ...], count: int, start: dt.date,
+              language) -> tuple[Project, ...]:
+    templates = language.pools.projects
+    chosen = rng.choice(len(templates), size=count, replace=False)
     owners = rng.permutation(len(people))
     out = []
     for i, t in enumerate(chosen):
-        tpl = pools.PROJECTS[int(t)]
+        tpl = templates[int(t)]
         name = Term(*tpl["name"], kind="jargon")
         jargon = tuple(Term(c, s, say, "jargon") for c, s, say in tpl["jargon"])
-        numbers = tuple(number_term(kind, _number_value(rng, kind, start), topic, unit)
+        numbers = tuple(language.number_term(kind, _number_value(rng, kind, start), topic, unit)
                         for topic, kind, unit in tpl["numbers"])
         out.append(Project(id=f"proj{i + 1}", name=name, topic=tpl["topic"], owner=people[owners[i % len(people)]].id,
                            jargon=jargon, numbers=numbers, tasks=tpl["tasks"], statuses=tpl["statuses"],
@@ -259,7 +260,7 @@ def _projects(rng: np.random.Generator, people: tuple[Persona, ...], count: int,
 
 
 def _meetings(rng: np.random.Generator, seed: int, people: tuple[Persona, ...], projects: tuple[Project, ...],
-              count: int, start: dt.date, difficulty: str) -> tuple[MeetingPlan, ...]:
+              count: int, start: dt.date, difficulty: str, language) -> tuple[MeetingPlan, ...]:
     """Plan meetings on consecutive working days; every person attends at least two (when count allows)."""
     ids = [p.id for p in people]
     kinds = ["standup" if i % 3 == 0 else ("1:1" if i % 3 == 2 else "review") for i in range(count)]
@@ -289,9 +290,7 @@ def _meetings(rng: np.random.Generator, seed: int, people: tuple[Persona, ...], 
             focus.append(other[int(rng.integers(len(other)))])
         host = roster[int(rng.integers(len(roster)))]
         names = [people[ids.index(r)].first_name for r in roster]
-        title = {"standup": "Team stand-up",
-                 "review": f"{projects[[p.id for p in projects].index(focus[0])].name.canonical} review",
-                 "1:1": f"{names[0]} / {names[1]} 1:1"}[kind]
+        title = language.meeting_title(kind, projects[[p.id for p in projects].index(focus[0])].name.canonical, names)
         when = dt.datetime.combine(day, dt.time(9 + int(rng.integers(0, 7)), int(rng.choice([0, 30]))))
         plans.append(MeetingPlan(id=f"m{i + 1:02d}", date=when, kind=kind, title=title, host=host,
                                  attendees=tuple(roster), projects=tuple(focus), hard=hard_flags[i],
@@ -301,8 +300,9 @@ def _meetings(rng: np.random.Generator, seed: int, people: tuple[Persona, ...], 
 
 
 def build_state(seed: int, people: int, meetings: int, voices: list[str], difficulty: str = "mixed",
-                projects: int = 3) -> LatentState:
-    """Sample a latent state: an organisation, ``people`` personas, projects and a meeting calendar."""
+                projects: int = 3, *, language) -> LatentState:
+    """Sample a latent state: an organisation, ``people`` personas, projects and a meeting calendar,
+    from the pools of ``language`` (:class:`speechkit.synth.language.Language`)."""
     if not 2 <= people <= len(voices):
         raise ValueError(f"people must be between 2 and {len(voices)} (one distinct voice each), got {people}")
     if meetings < 1:
@@ -311,8 +311,9 @@ def build_state(seed: int, people: int, meetings: int, voices: list[str], diffic
         raise ValueError(f"difficulty must be clean, mixed or hard, got {difficulty!r}")
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0xC0FFEE]))
     start = dt.date(2026, 3, 2) + dt.timedelta(days=int(rng.integers(0, 60)))
-    org = pools.ORGS[int(rng.integers(len(pools.ORGS)))]
-    persons = _people(rng, people, voices)
-    projs = _projects(rng, persons, min(projects, len(pools.PROJECTS)), start)
-    plans = _meetings(rng, seed, persons, projs, meetings, start, difficulty)
-    return LatentState(seed=seed, org=org, people=persons, projects=projs, meetings=plans)
+    org = language.pools.orgs[int(rng.integers(len(language.pools.orgs)))]
+    persons = _people(rng, people, voices, language)
+    projs = _projects(rng, persons, min(projects, len(language.pools.projects)), start, language)
+    plans = _meetings(rng, seed, persons, projs, meetings, start, difficulty, language)
+    return LatentState(seed=seed, org=org, people=persons, projects=projs, meetings=plans, language=language.code,
+                       languages=language.languages)

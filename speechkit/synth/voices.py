@@ -8,6 +8,10 @@ Word boundaries come from the engines themselves, not from an aligner:
 * espeak-ng (through libespeak-ng): the synthesis callback reports a word event with the
   sample position at which each word starts. espeak joins a few function-word pairs ("on the")
   into one event; such a pair's span is split by character count (the only approximate times).
+  The Chinese and Japanese voices (:data:`LANGUAGE_VOICES`) are told pinyin syllables with tone
+  digits (one word per character, so every character has its own time) or kana words; the
+  English words of a mixed turn are said, run by run, by espeak-ng's ``en-us`` voice with the
+  same variant, and the runs' audio is joined (their word times shifted by what came before).
 
 Each word's stretch is then trimmed of leading and trailing silence. Voices differ by engine,
 espeak variant and a sox pitch shift (duration-preserving). Piper samples noise inside its
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import re
 import subprocess
 from dataclasses import dataclass
 from functools import cached_property
@@ -62,11 +67,53 @@ VOICES = (
 )
 
 
+
+def _cjk_voices(lang: str, base: str, variants: tuple[str, ...]) -> tuple[VoiceSpec, ...]:
+    out = []
+    for variant in variants:
+        name, _, cents = variant.partition("@")
+        out.append(VoiceSpec(f"espeak-{lang}-{name}{cents}", "espeak", f"{base}+{name}", pitch_cents=int(cents or 0),
+                             rate=0.9))
+    return tuple(out)
+
+
+#: The voices of Chinese and Japanese workspaces: espeak-ng's Mandarin (told pinyin) and Japanese
+#: (told kana) with ten variants and sox pitch shifts, in the order a greedy pick measured them
+#: most distinct with Resemblyzer (each added voice the least like those before it; docs/synth.md):
+#: within a voice (two texts) at least 0.98, across the ten at most 0.85 (zh) and 0.86 (ja).
+LANGUAGE_VOICES: dict[str, tuple[VoiceSpec, ...]] = {
+    "zh": _cjk_voices("zh", "cmn-latn-pinyin", ("m3@-400", "f2@400", "f4@-250", "m8", "klatt3", "m2@-200", "f3",
+                                                "m1", "m2", "m7")),
+    "ja": _cjk_voices("ja", "ja", ("m3@-400", "f2@400", "m5", "m8", "klatt3", "f3", "m2@-200", "f4@-250", "m1",
+                                   "m7@-300")),
+}
+#: What the TTS words of a CJK voice's own language look like (by the espeak voice's name before
+#: ``+``): a pinyin syllable with its tone digit, or a word with kana. Other words are English.
+_NATIVE_WORD = {"cmn-latn-pinyin": re.compile(r"^[a-zv]+[1-5]\W*$"), "ja": re.compile(r"[\u3040-\u30ff]")}
+
+
 def voice(voice_id: str) -> VoiceSpec:
-    for v in VOICES:
+    for v in (*VOICES, *(v for table in LANGUAGE_VOICES.values() for v in table)):
         if v.id == voice_id:
             return v
     raise KeyError(f"unknown voice {voice_id!r}")
+
+
+def espeak_runs(say: list[str], name: str) -> list[tuple[str, int, int]]:
+    """``(espeak voice, first, end)`` runs of ``say``: a CJK voice's own words with it, the
+    others with ``en-us`` and the same variant; one run for any other voice."""
+    base, plus, variant = name.partition("+")
+    native = _NATIVE_WORD.get(base)
+    if native is None:
+        return [(name, 0, len(say))]
+    runs: list[tuple[str, int, int]] = []
+    for i, word in enumerate(say):
+        name_i = name if native.search(word) else f"en-us{plus}{variant}"
+        if runs and runs[-1][0] == name_i:
+            runs[-1] = (name_i, runs[-1][1], i + 1)
+        else:
+            runs.append((name_i, i, i + 1))
+    return runs
 
 
 @dataclass(frozen=True)
@@ -276,12 +323,23 @@ class Synthesizer:
         return audio / max(float(np.abs(audio).max()), 1e-6) * 0.8, v.config.sample_rate, spans
 
     def _speak_espeak(self, say: list[str], spec: VoiceSpec) -> tuple[np.ndarray, int, list[tuple[int, int]]]:
+        chunks, spans, rate, offset = [], [], 0, 0
+        for name, first, end in espeak_runs(say, spec.name):
+            audio, rate, run_spans = self._espeak_words(say[first:end], name, int(165 * spec.rate))
+            chunks.append(audio)
+            spans += [(s + offset, e + offset) for s, e in run_spans]
+            offset += len(audio)
+        audio = np.concatenate(chunks)
+        return audio / max(float(np.abs(audio).max()), 1e-6) * 0.8, rate, spans
+
+    def _espeak_words(self, say: list[str], name: str, rate_wpm: int) -> tuple[np.ndarray, int, list[tuple[int, int]]]:
+        """Audio (as espeak gives it), its rate and each word's sample span, in one espeak call."""
         text = " ".join(say)
         bounds, pos = [], 0
         for word in say:
             bounds.append((pos, pos + len(word)))
             pos += len(word) + 1
-        audio, rate, events = self._espeak.synth(text, spec.name, int(165 * spec.rate))
+        audio, rate, events = self._espeak.synth(text, name, rate_wpm)
         marks = sorted((int(sample), int(kind), int(text_pos) - 1) for kind, text_pos, sample in events
                        if kind in (_Espeak.WORD, _Espeak.END))
         starts: dict[int, int] = {}
@@ -308,4 +366,4 @@ class Synthesizer:
             edges = s + np.concatenate([[0.0], np.cumsum(sizes) / sizes.sum()]) * max(e - s, 0)
             spans += [(int(edges[k]), int(edges[k + 1])) for k in range(j - i)]
             i = j
-        return audio / max(float(np.abs(audio).max()), 1e-6) * 0.8, rate, spans
+        return audio, rate, spans

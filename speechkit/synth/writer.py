@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from speechkit import cjk
 from speechkit.io.atomic import write_bytes, write_json, write_text
 from speechkit.io.manifest import load_workspace, write_manifest
 from speechkit.io.rttm import write_rttm
@@ -32,9 +33,9 @@ from speechkit.synth.options import SynthOptions
 from speechkit.synth.paraphrase import Paraphraser
 from speechkit.synth.questions import write_gold_questions
 from speechkit.synth.script import Script, write_script
-from speechkit.synth.spoken import canonical_text, plain, tts_words
+from speechkit.synth.spoken import canonical_text, tts_words
 from speechkit.synth.state import LatentState, MeetingPlan
-from speechkit.synth.voices import SAMPLE_RATE, VOICES, Synthesizer, voice
+from speechkit.synth.voices import SAMPLE_RATE, Synthesizer, voice
 from speechkit.transcript import Segment, Transcript, Word
 from speechkit.workspace import Artifact, Meeting, Person, TermSet, Workspace
 
@@ -88,24 +89,31 @@ def _render_meeting(script: Script, plan: MeetingPlan, options: SynthOptions, tt
     return _Rendered(plan, placed, audio, condition, terms)
 
 
+def _split(tokens: list[str], start: float, end: float) -> list[Word]:
+    """``tokens`` sharing the span ``start``-``end`` evenly."""
+    step = (end - start) / len(tokens)
+    return [Word(t, start + k * step, start + (k + 1) * step) for k, t in enumerate(tokens)]
+
+
 def _reference_words(pieces: list, spans: list[tuple[float, float]]) -> list[Word]:
     """The semantic-verbatim words of a turn, timed: disfluencies kept, workspace terms canonical.
 
     A term is said in its spoken form ("pacs dot zero zero eight") but written in the reference in
     its canonical form ("pacs.008"), as in the paper's semantic-verbatim transcript; its tokens share
-    the time span of the spoken words.
+    the time span of the spoken words. Tokens are :func:`speechkit.cjk.tokens`: a CJK character is
+    a token of its own, so a Japanese word said as one TTS word shares its span evenly over its
+    characters (a Chinese character is a TTS word of its own and keeps its exact span).
     """
     out, i = [], 0
     for piece in pieces:
         n = len(piece.words)
         start, end = spans[i][0], spans[i + n - 1][1]
         if piece.term:
-            tokens = [t.strip(",.?!;:") for t in piece.canonical.split()]
-            tokens = [t for t in tokens if t]
-            step = (end - start) / len(tokens)
-            out += [Word(t, start + k * step, start + (k + 1) * step) for k, t in enumerate(tokens)]
+            out += _split(cjk.tokens(piece.canonical), start, end)
         else:
-            out += [Word(w, s, e) for w, (s, e) in zip(piece.words, spans[i:i + n])]
+            for w, (s, e) in zip(piece.words, spans[i:i + n]):
+                tokens = cjk.split_token(w)
+                out += [Word(w, s, e)] if len(tokens) == 1 else _split(tokens, s, e)
         i += n
     return out
 
@@ -144,7 +152,8 @@ def synthesize_workspace(out: str | Path, options: SynthOptions | None = None,
     root = Path(out).resolve()
     root.mkdir(parents=True, exist_ok=True)
     tick = progress or (lambda step: None)
-    script = write_script(options, [v.id for v in VOICES])
+    lang = options.spoken_language
+    script = write_script(options, [v.id for v in lang.voices])
     state = script.state
     paraphraser = Paraphraser(options.paraphrase, state) if options.paraphrase is not None else None
     if paraphraser is not None:
@@ -179,8 +188,8 @@ def synthesize_workspace(out: str | Path, options: SynthOptions | None = None,
     people, enrolled = [], {}
     tts.reset(options.seed)
     for i, persona in enumerate(state.people):
-        text = dialogue.enrollment_text(i)
-        utt = tts.speak(tts_words(plain(text)), voice(persona.voice))
+        text = dialogue.enrollment_text(i, language=lang)
+        utt = tts.speak(tts_words(lang.plain(text)), voice(persona.voice))
         enrolled[persona.id] = utt.audio
         path = root / "enrollments" / f"{persona.id}.flac"
         write_flac(path, np.concatenate([np.zeros(SAMPLE_RATE // 4, np.float32), utt.audio]))
@@ -204,7 +213,9 @@ def synthesize_workspace(out: str | Path, options: SynthOptions | None = None,
         "meetings": stats, "truth": "truth/state.json",
         "regenerate": f"speechkit synth --out DIR --seed {options.seed} --meetings {options.meetings} "
                       f"--people {options.people} --minutes {options.minutes} --difficulty {options.difficulty} "
-                      f"--phrasing {options.phrasing}" + (" --paraphrase" if paraphraser is not None else ""),
+                      f"--phrasing {options.phrasing}" + (" --paraphrase" if paraphraser is not None else "")
+                      + (f" --language {lang.code}" if lang.code != "en" else "")
+                      + (f" --languages {','.join(lang.languages)}" if lang.code == "mixed" else ""),
     }
     if options.check_voices:
         from speechkit.synth.similarity import voice_similarity
@@ -213,7 +224,7 @@ def synthesize_workspace(out: str | Path, options: SynthOptions | None = None,
         tick("voice check")
     truth = state.to_dict()
     truth["spoken_forms"] = {t.canonical: t.spoken for t in state.terms()}
-    truth["enrollment_texts"] = {p.id: dialogue.enrollment_text(i) for i, p in enumerate(state.people)}
+    truth["enrollment_texts"] = {p.id: dialogue.enrollment_text(i, language=lang) for i, p in enumerate(state.people)}
     if paraphraser is not None:
         truth["paraphrase"] = paraphraser.summary()
     write_json(root / "truth" / "state.json", _plain(truth))
