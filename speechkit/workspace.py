@@ -10,6 +10,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from speechkit.language import ENGLISH, SpokenLanguage
+
 ARTIFACT_KINDS = ("agenda", "email", "slides", "document")
 
 
@@ -81,6 +83,8 @@ class Meeting:
     None the scorer derives it by scanning the normalised reference text. An ``enrollment_only``
     meeting supplied voice enrollments: it is neither run nor scored. ``notes`` is the meeting's
     gold notes file (:mod:`speechkit.io.notes`), None when the workspace has none for it.
+    ``language`` is what is spoken in it (the workspace's unless the manifest says otherwise); its
+    reference is in that language.
     """
 
     id: str
@@ -95,6 +99,7 @@ class Meeting:
     terms: TermSet | None = None
     enrollment_only: bool = False
     notes: Path | None = None
+    language: SpokenLanguage = ENGLISH
 
 
 @dataclass
@@ -109,6 +114,7 @@ class Workspace:
     artifacts: tuple[Artifact, ...] = ()
     metadata: dict = field(default_factory=dict)
     manifest_path: Path | None = None
+    language: SpokenLanguage = ENGLISH
 
     @property
     def scored_meetings(self) -> tuple[Meeting, ...]:

@@ -61,6 +61,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     log = os.environ.pop(decoding_probe.LOG_VARIABLE, None)
     if log:
         Path(log).unlink(missing_ok=True)
+        Path(log + ".entries").unlink(missing_ok=True)
 
 
 def _decodes_so_far() -> int:

@@ -309,6 +309,7 @@ def test_a_recipe_with_llm_notes_keeps_the_key_out_of_run_json_and_every_file(re
     no_leak_under(tmp_path / "run", done.stdout, done.stderr)
 
 
+@pytest.mark.decodes
 def test_notes_from_answers_that_are_not_notes_fail_the_run_or_are_not_applicable(real, served, tmp_path):
     served.append(Endpoint(answering_with("{}"), models=["stand-in"]))
     done = recipe(real, tmp_path / "fail", served[-1])

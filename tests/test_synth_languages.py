@@ -200,5 +200,6 @@ def test_voices_are_distinct_and_the_truth_says_the_language(rendered):
     truth = json.loads((root / "truth" / "state.json").read_text(encoding="utf-8"))
     assert truth["language"] == code and all(cjk.has_cjk(t) for t in truth["enrollment_texts"].values())
     assert f"--language {code}" in ws.metadata["regenerate"]
+    assert ws.language.code == code and all(m.language == ws.language for m in ws.meetings)
     notes = json.loads((root / "meetings" / ws.meetings[0].id / "notes.json").read_text(encoding="utf-8"))
     assert cjk.has_cjk(notes["summary"])

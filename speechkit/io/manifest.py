@@ -27,14 +27,15 @@ from speechkit.io.atomic import write_text
 from speechkit.io.names import id_problem
 from speechkit.io.notes import default_notes_path, read_gold_notes
 from speechkit.io.yamlfile import parse_yaml
+from speechkit.language import ENGLISH, SpokenLanguage, parse_language
 from speechkit.workspace import ARTIFACT_KINDS, Artifact, Meeting, Person, TermSet, Workspace
 
 MANIFEST_NAME = "workspace.yaml"
 FORMAT_VERSION = "speechkit-workspace/1"
-TOP_KEYS = {"format", "name", "people", "terms", "meetings", "artifacts", "metadata"}
+TOP_KEYS = {"format", "name", "language", "languages", "people", "terms", "meetings", "artifacts", "metadata"}
 PERSON_KEYS = {"id", "name", "nicknames", "role", "enrollment", "enrollments"}
 MEETING_KEYS = {"id", "date", "title", "kind", "audio", "reference", "rttm", "canonical", "attendees", "terms",
-                "enrollment_only", "notes"}
+                "enrollment_only", "notes", "language", "languages"}
 ARTIFACT_KEYS = {"id", "kind", "path", "date", "meeting", "title"}
 _STR_TAG = "tag:yaml.org,2002:str"
 
@@ -176,6 +177,17 @@ class _Checker:
         raise self.fail(field, f"expected an ISO date or date-time (2026-03-02 or 2026-03-02T09:30), "
                                f"got {brief(value)}")
 
+    def language(self, obj: dict, field: str, default: SpokenLanguage | None = None) -> SpokenLanguage | None:
+        """``obj``'s ``language`` (and ``languages`` for ``mixed``), ``default`` when it names none."""
+        if obj.get("language") is None:
+            if obj.get("languages") is not None:
+                raise self.fail(_join(field, "languages"), "languages given without language: mixed")
+            return default
+        try:
+            return parse_language(obj["language"], obj.get("languages"))
+        except ValueError as e:
+            raise self.fail(_join(field, "language"), str(e)) from None
+
     def terms(self, value: Any, field: str) -> TermSet:
         obj = self.mapping(value, field, {"numbers", "jargon"})
         return TermSet(numbers=self.strings(obj, "numbers", field, strict=True),
@@ -222,6 +234,7 @@ def load_workspace(path: str | Path) -> Workspace:
     if version != FORMAT_VERSION:
         raise c.fail("format", f"unsupported format {brief(version)}; this speechkit reads {FORMAT_VERSION!r}")
     name = c.ident(data, "name", "")
+    language = c.language(data, "")
 
     raw_people = data.get("people")
     if not isinstance(raw_people, list) or not raw_people:
@@ -258,8 +271,12 @@ def load_workspace(path: str | Path) -> Workspace:
         enrollment_only = obj.get("enrollment_only", False)
         if not isinstance(enrollment_only, bool):
             raise c.fail(f"{f}.enrollment_only", f"expected true or false, got {brief(enrollment_only)}")
+        spoken = c.language(obj, f, default=language) or ENGLISH
+        if language is not None and not language.admits(spoken):
+            raise c.fail(f"{f}.language", f"{spoken} is not a language of the workspace ({language}); "
+                                          f"give the workspace language: mixed with both listed, or fix the meeting")
         meetings.append(Meeting(
-            id=c.ident(obj, "id", f), date=c.date(obj.get("date"), f"{f}.date"),
+            language=spoken, id=c.ident(obj, "id", f), date=c.date(obj.get("date"), f"{f}.date"),
             audio=c.path(obj.get("audio"), f"{f}.audio"), title=c.text(obj, "title", f, required=False),
             kind=c.text(obj, "kind", f, required=False), attendees=attendees,
             terms=c.terms(obj["terms"], f"{f}.terms") if obj.get("terms") is not None else None,
@@ -303,8 +320,15 @@ def load_workspace(path: str | Path) -> Workspace:
     metadata = data.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise c.fail("metadata", "expected a mapping")
+    if language is None:  # a workspace that names none is in the one language its meetings share
+        spoken = {m.language for m in meetings}
+        language = spoken.pop() if len(spoken) == 1 else None
+        if language is None:
+            raise c.fail("language", "the meetings are in different languages and the workspace names none; "
+                                     "give language: mixed with the languages listed")
     return Workspace(name=name, root=c.root, people=tuple(people), meetings=tuple(meetings), terms=terms,
-                     artifacts=tuple(artifacts), metadata=metadata, manifest_path=manifest.resolve())
+                     artifacts=tuple(artifacts), metadata=metadata, manifest_path=manifest.resolve(),
+                     language=language)
 
 
 def _rel(path: Path | None, root: Path) -> str | None:
@@ -313,6 +337,10 @@ def _rel(path: Path | None, root: Path) -> str | None:
 
 def _terms_dict(terms: TermSet) -> dict:
     return {"numbers": list(terms.numbers), "jargon": list(terms.jargon)}
+
+
+def _language_dict(language: SpokenLanguage) -> dict:
+    return {"language": language.code, **({"languages": list(language.languages)} if language.is_mixed else {})}
 
 
 def manifest_dict(ws: Workspace) -> dict:
@@ -346,6 +374,8 @@ def manifest_dict(ws: Workspace) -> dict:
             d["terms"] = _terms_dict(m.terms)
         if m.enrollment_only:
             d["enrollment_only"] = True
+        if m.language != ws.language:
+            d.update(_language_dict(m.language))
         return d
 
     def artifact(a: Artifact) -> dict:
@@ -358,8 +388,10 @@ def manifest_dict(ws: Workspace) -> dict:
             d["title"] = a.title
         return d
 
-    out: dict[str, Any] = {"format": FORMAT_VERSION, "name": ws.name, "people": [person(p) for p in ws.people],
-                           "terms": _terms_dict(ws.terms), "meetings": [meeting(m) for m in ws.meetings]}
+    out: dict[str, Any] = {"format": FORMAT_VERSION, "name": ws.name,
+                           **(_language_dict(ws.language) if not ws.language.is_english else {}),
+                           "people": [person(p) for p in ws.people], "terms": _terms_dict(ws.terms),
+                           "meetings": [meeting(m) for m in ws.meetings]}
     if ws.artifacts:
         out["artifacts"] = [artifact(a) for a in ws.artifacts]
     if ws.metadata:

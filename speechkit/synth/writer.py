@@ -27,6 +27,7 @@ from speechkit.io.atomic import write_bytes, write_json, write_text
 from speechkit.io.manifest import load_workspace, write_manifest
 from speechkit.io.rttm import write_rttm
 from speechkit.io.seglst import write_seglst
+from speechkit.language import parse_language
 from speechkit.synth import acoustics, artifacts, dialogue, mix
 from speechkit.synth.notes import write_gold_notes
 from speechkit.synth.options import SynthOptions
@@ -158,6 +159,7 @@ def synthesize_workspace(out: str | Path, options: SynthOptions | None = None,
     paraphraser = Paraphraser(options.paraphrase, state) if options.paraphrase is not None else None
     if paraphraser is not None:
         paraphraser.rewrite(script.turns)
+    spoken = parse_language(lang.code, lang.languages if lang.code == "mixed" else ())
     tts = Synthesizer()
     meetings, docs, stats = [], [], {}
     speech: dict[str, list[np.ndarray]] = {}
@@ -174,7 +176,7 @@ def synthesize_workspace(out: str | Path, options: SynthOptions | None = None,
         meetings.append(Meeting(
             id=plan.id, date=plan.date, audio=folder / "audio.flac", title=plan.title, kind=plan.kind,
             reference=folder / "reference.json", rttm=folder / "reference.rttm", canonical=folder / "canonical.json",
-            attendees=plan.attendees,
+            attendees=plan.attendees, language=spoken,
             terms=TermSet(numbers=tuple(t for t in r.terms if kinds[t] == "number"),
                           jargon=tuple(t for t in r.terms if kinds[t] == "jargon"))))
         docs += artifacts.meeting_documents(state, plan)
@@ -234,7 +236,7 @@ def synthesize_workspace(out: str | Path, options: SynthOptions | None = None,
                    meetings=tuple(meetings),
                    terms=TermSet(numbers=tuple(t for t in [*all_terms, *unspoken] if kinds[t] == "number"),
                                  jargon=tuple(t for t in [*all_terms, *unspoken] if kinds[t] == "jargon")),
-                   artifacts=tuple(registered), metadata=_plain(metadata))
+                   artifacts=tuple(registered), metadata=_plain(metadata), language=spoken)
     write_manifest(ws)
     write_gold_notes(root, truth, meetings)
     write_gold_questions(root, truth, meetings)
