@@ -92,6 +92,7 @@ def test_a_model_the_server_does_not_serve_fails_the_run_before_any_audio_is_rea
     assert not (tmp_path / "run" / "transcripts").exists() and not (tmp_path / "cache" / "vad").exists()
 
 
+@pytest.mark.decodes  # its transcripts come from the shared cache a decode filled
 def test_allowed_failures_run_on_and_the_report_says_what_share_failed(setup, endpoint, tmp_path):
     server = endpoint(serving(["served-model"]), models=["served-model"])
     done = run(setup, tmp_path / "run", server.url, UNSERVED, "--llm-failures", "allow")
@@ -106,6 +107,7 @@ def test_allowed_failures_run_on_and_the_report_says_what_share_failed(setup, en
                             f"(100%) to {server.url} (model {UNSERVED}) failed, and the check before the run failed")
 
 
+@pytest.mark.decodes  # its transcripts come from the shared cache a decode filled
 def test_failed_requests_above_the_recipes_share_fail_the_run(setup, endpoint, tmp_path):
     server = endpoint(lambda request, call: (500, json.dumps({"error": {"message": "out of memory"}}), 0.0),
                       models=["test-model"])
