@@ -381,8 +381,6 @@ class _DeadlineReader(io.RawIOBase):
 
 #: A Content-Length header's value: ASCII digits only.
 _LENGTH = re.compile(r"[0-9]{1,20}")
-#: The methods answered 405 (with ``Allow: GET, POST``); others are answered 501.
-_OTHER_METHODS = ("HEAD", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -427,9 +425,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         if self.request_version == "HTTP/0.9":  # a request line it could not read: answered with a status line
             self.request_version = self.protocol_version
-        text = {408: f"the request was not received within {self.server.service.options.upload_timeout_s:g} s"
-                     " (the server's upload_timeout_s)"}.get(code, message or self.responses.get(code, ("",))[0])
-        self._send_error(ApiError(code, text, kind="invalid_request_error" if code < 500 else "server_error"))
+        text = message or self.responses.get(code, ("",))[0]
+        self._send_error(self._late() if code == 408 else
+                         ApiError(code, text, kind="invalid_request_error" if code < 500 else "server_error"))
+
+    def _late(self) -> ApiError:
+        return ApiError(408, f"the request was not received within {self.server.service.options.upload_timeout_s:g} s"
+                             " (the server's upload_timeout_s)")
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         if self.headers.get("Transfer-Encoding") or self.headers.get("Content-Length", "0").strip() != "0":
@@ -440,6 +442,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(ApiError(404, f"no such path: {self.path[:100]}", code="not_found"))
 
     def _not_allowed(self) -> None:
+        """The methods other than GET and POST that HTTP knows: 405, ``Allow: GET, POST``."""
         self.close_connection = True  # a body it may have is not read
         self._send_error(ApiError(405, f"method {self.command} is not allowed; this server answers GET and POST",
                                   code="method_not_allowed"), {"Allow": "GET, POST"})
@@ -497,9 +500,7 @@ class _Handler(BaseHTTPRequestHandler):
             try:
                 chunk = self.rfile.read1(min(left, 1 << 16))
             except _Late:
-                raise ApiError(408, "the request was not received within "
-                                    f"{self.server.service.options.upload_timeout_s:g} s "
-                                    "(the server's upload_timeout_s)") from None
+                raise self._late() from None
             if not chunk:
                 raise ApiError(400, "the request's body ended before its Content-Length")
             take(chunk)
