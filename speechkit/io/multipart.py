@@ -1,5 +1,6 @@
 """HTTP forms of type ``multipart/form-data`` (RFC 7578): one encoded for a request, and a
-request's body read back into its parts, with bounds on their number and their headers.
+request's body read back into its parts as it arrives (python-multipart's streaming parser),
+with bounds on their number and their headers.
 
 What the OpenAI audio API sends and takes: text fields (a repeated field such as
 ``timestamp_granularities[]`` is a part per value) and a file part with its file name and type.
@@ -10,16 +11,17 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from email.message import Message
-from email.parser import HeaderParser
-from email.utils import collapse_rfc2231_value
+
+from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import MultipartParser, parse_options_header
 
 from speechkit.errors import FormatError
 
 #: What a form's errors name (:class:`~speechkit.errors.FormatError`'s path).
 FORM = "the request's form"
-#: The most parts a form may have, and the most bytes of one part's headers.
+#: The most parts a form may have; the most headers of a part, and bytes of one header line.
 MAX_PARTS = 1000
+MAX_HEADERS = 8
 MAX_HEADER_BYTES = 16 << 10
 
 
@@ -65,81 +67,91 @@ def _quoted(text: str) -> str:
     return text.replace("\\", "%5C").replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def form_boundary(content_type: str) -> str:
+def form_boundary(content_type: str) -> bytes:
     """The boundary of a ``multipart/form-data`` Content-Type header; raises :class:`FormatError`
     for another type or a missing or malformed boundary."""
-    header = Message()
-    header["content-type"] = content_type
-    if header.get_content_type() != "multipart/form-data":
-        raise FormatError(FORM, f"expected a multipart/form-data body, got {header.get_content_type()}")
-    boundary = header.get_param("boundary")
-    if isinstance(boundary, tuple):
-        boundary = collapse_rfc2231_value(boundary)
-    if not isinstance(boundary, str) or not 1 <= len(boundary) <= 70 or not boundary.isascii():
+    kind, params = parse_options_header(content_type)
+    if kind != b"multipart/form-data":
+        raise FormatError(FORM, f"expected a multipart/form-data body, got {kind.decode('latin-1')[:60] or 'none'}")
+    boundary = params.get(b"boundary", b"")
+    if not 1 <= len(boundary) <= 70 or not boundary.isascii():
         raise FormatError(FORM, "the multipart/form-data body has no usable boundary (1 to 70 ASCII characters)")
     return boundary
 
 
-def parse_form(body: bytes, content_type: str, max_parts: int = MAX_PARTS) -> list[Part]:
-    """The parts of a ``multipart/form-data`` request ``body`` (``content_type``: its header), in
-    order. Raises :class:`FormatError` on a body that is not such a form: no boundary, no closing
-    delimiter, a part without a name, more than ``max_parts`` parts, or headers over
-    :data:`MAX_HEADER_BYTES`. Linear in the body's length."""
-    delimiter = b"--" + form_boundary(content_type).encode()
-    start = body.find(delimiter)
-    if start < 0 or (start > 0 and body[start - 2:start] != b"\r\n"):
-        raise FormatError(FORM, "the form holds no part (its boundary is not in the body)")
-    pos = start + len(delimiter)
-    parts: list[Part] = []
-    while True:
-        if body.startswith(b"--", pos):
-            return parts
-        line_end = body.find(b"\r\n", pos)
-        if line_end < 0 or body[pos:line_end].strip(b" \t"):
-            raise FormatError(FORM, "the form's boundary line is malformed")
-        pos = line_end + 2
-        end = _next_delimiter(body, delimiter, pos)
-        if end < 0:
+class FormReader:
+    """A ``multipart/form-data`` body read chunk by chunk as it arrives (:meth:`write`), its parts
+    then taken whole (:meth:`parts`). What it holds is the parts' values (a bytearray each, so a
+    body that comes a byte at a time costs no more than one that comes at once) and at most
+    :data:`MAX_HEADERS` header lines of :data:`MAX_HEADER_BYTES` of the part being read."""
+
+    def __init__(self, content_type: str, max_parts: int = MAX_PARTS) -> None:
+        self.max_parts = max_parts
+        self._done: list[Part] = []
+        self._headers: list[tuple[bytearray, bytearray]] = []
+        self._part: tuple[str, str | None, str] = ("", None, "text/plain")
+        self._value = bytearray()
+        self._began = self._ended = False
+        self._parser = MultipartParser(form_boundary(content_type), {
+            "on_part_begin": self._begin, "on_header_begin": self._header,
+            "on_header_field": lambda data, start, end: self._headers[-1][0].extend(data[start:end]),
+            "on_header_value": lambda data, start, end: self._headers[-1][1].extend(data[start:end]),
+            "on_headers_finished": self._headers_finished,
+            "on_part_data": lambda data, start, end: self._value.extend(data[start:end]),
+            "on_part_end": self._end_part, "on_end": self._end,
+        }, max_header_count=MAX_HEADERS, max_header_size=MAX_HEADER_BYTES)
+
+    def write(self, chunk: bytes) -> None:
+        """Read the next ``chunk`` of the body. Raises :class:`FormatError` where the body is no
+        such form: a malformed boundary line or header, a part without a name, more than
+        ``max_parts`` parts, or headers over the bounds."""
+        try:
+            self._parser.write(chunk)
+        except FormParserError as e:
+            if not self._began:
+                raise FormatError(FORM, "the body does not begin with the form's boundary") from None
+            raise FormatError(FORM, f"the form is malformed: {e}") from None
+
+    def parts(self) -> list[Part]:
+        """The form's parts, in order, once the whole body is written; raises :class:`FormatError`
+        when it ended before its closing boundary."""
+        if not self._ended:
             raise FormatError(FORM, "the form has no closing boundary (the body is cut short)")
-        if len(parts) >= max_parts:
-            raise FormatError(FORM, f"the form has more than {max_parts} parts")
-        parts.append(_part(body[pos:end]))
-        pos = end + 2 + len(delimiter)
+        return self._done
+
+    def _begin(self) -> None:
+        if len(self._done) >= self.max_parts:
+            raise FormatError(FORM, f"the form has more than {self.max_parts} parts")
+        self._began = True
+        self._headers.clear()
+
+    def _header(self) -> None:
+        self._headers.append((bytearray(), bytearray()))
+
+    def _headers_finished(self) -> None:
+        headers = {bytes(field).lower(): value.decode("latin-1") for field, value in self._headers}
+        disposition, params = parse_options_header(headers.get(b"content-disposition"))
+        name = params.get(b"name", b"").decode("utf-8", errors="replace")
+        if disposition != b"form-data" or not name:
+            raise FormatError(FORM, "a part of the form is not a named form-data field")
+        filename = params.get(b"filename")
+        content_type = parse_options_header(headers.get(b"content-type"))[0].decode("latin-1")
+        self._part = (name, None if filename is None else filename.decode("utf-8", errors="replace"),
+                      content_type or "text/plain")
+        self._value = bytearray()
+
+    def _end_part(self) -> None:
+        name, filename, content_type = self._part  # set by its headers, which come first
+        self._done.append(Part(name, bytes(self._value), filename, content_type))
+        self._value = bytearray()
+
+    def _end(self) -> None:
+        self._ended = True
 
 
-def _next_delimiter(body: bytes, delimiter: bytes, pos: int) -> int:
-    """Where the line break before the next delimiter from ``pos`` is (-1: none): a CRLF, the
-    delimiter, then ``--`` or spaces and tabs (at most 64) up to a CRLF; a mere occurrence of
-    the boundary's text (``--b-not``) is part of the value."""
-    mark = b"\r\n" + delimiter
-    end = body.find(mark, pos)
-    while end >= 0:
-        after = end + len(mark)
-        rest = body[after:after + 66]
-        if rest.startswith(b"--") or rest.lstrip(b" \t").startswith(b"\r\n"):
-            return end
-        end = body.find(mark, end + 1)
-    return -1
-
-
-def _part(raw: bytes) -> Part:
-    """One part from its bytes (headers, a blank line, the value)."""
-    split = raw.find(b"\r\n\r\n") if not raw.startswith(b"\r\n") else -2
-    if split == -1 or split > MAX_HEADER_BYTES:
-        raise FormatError(FORM, "a part of the form has no end to its headers, or headers over "
-                          f"{MAX_HEADER_BYTES:,} bytes")
-    headers = HeaderParser().parsestr(raw[:max(split, 0)].decode("utf-8", errors="replace"))
-    value = raw[split + 4:]
-    name = _param(headers, "name")
-    if headers.get_content_disposition() != "form-data" or not name:
-        raise FormatError(FORM, "a part of the form is not a named form-data field")
-    filename = _param(headers, "filename")
-    return Part(name, value, filename, headers.get_content_type() if headers["content-type"] else "text/plain")
-
-
-def _param(headers: Message, name: str) -> str | None:
-    """A parameter of the part's Content-Disposition (None when absent)."""
-    value = headers.get_param(name, header="content-disposition")
-    if isinstance(value, tuple):
-        value = collapse_rfc2231_value(value)
-    return value if isinstance(value, str) else None
+def parse_form(body: bytes, content_type: str, max_parts: int = MAX_PARTS) -> list[Part]:
+    """The parts of a whole ``multipart/form-data`` request ``body`` (``content_type``: its
+    header), in order (:class:`FormReader` read at once). Raises :class:`FormatError`."""
+    reader = FormReader(content_type, max_parts)
+    reader.write(body)
+    return reader.parts()
