@@ -219,6 +219,9 @@ class Comparison:
                               "speaker_consistency": "pairs of distinct meetings of each draw",
                               "min_meetings": self.min_meetings},
                 "significance_withheld": self.significance_withheld,
+                "figures": {r.name: {"aggregate": {m: dict(r.scores.aggregate(m)) for m in self.metrics},
+                                     "meeting_mean": {m: dict(r.scores.meeting_mean(m)) for m in self.metrics}}
+                            for r in self.runs},
                 "deltas": {name: {m: d.as_dict() for m, d in per.items()} for name, per in self.deltas.items()},
                 **({"ablation": self.ablation.as_dict()} if self.ablation else {})}
 

@@ -24,9 +24,9 @@ def share(count: float, total: float, unit: str = "") -> str:
     return f"{count / total:.3f} ({amount})" if total else f"n/a ({amount})"
 
 
-def estimate(scores: Scores, metric: Metric) -> str:
-    """An aggregate with its CI, or ``n/a: <reason>``."""
-    entry = scores.aggregate(metric.key)
+def estimate(scores: Scores, metric: Metric, mean: bool = False) -> str:
+    """An aggregate with its CI (the pooled figure, or with ``mean`` the mean of meetings), or ``n/a: <reason>``."""
+    entry = scores.meeting_mean(metric.key) if mean else scores.aggregate(metric.key)
     if entry.get("value") is None:
         return f"n/a: {cell(scores.not_applicable(metric.key), 'no value')}"
     return metric.format_estimate(entry)

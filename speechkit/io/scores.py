@@ -63,6 +63,11 @@ class MeetingScores:
     id: str
     data: Mapping[str, Any]
 
+    def meeting_mean(self, key: str) -> Mapping[str, Any]:
+        """Metric ``key``'s mean over the meetings' own values (``value``, ``ci_low``, ``ci_high``,
+        ``meetings``; {}: not in the file, as in scores written before it was)."""
+        return (self.data.get("meeting_mean") or {}).get(key) or {}
+
     def value(self, key: str) -> float | None:
         """The meeting's value of metric ``key`` (None: not applicable)."""
         return (self.data.get(key) or {}).get("value")
@@ -96,6 +101,11 @@ class Scores:
     def aggregate(self, key: str) -> Mapping[str, Any]:
         """Metric ``key`` over the meetings: ``value``, ``ci_low``, ``ci_high`` ({}: not in the file)."""
         return (self.data.get("aggregate") or {}).get(key) or {}
+
+    def meeting_mean(self, key: str) -> Mapping[str, Any]:
+        """Metric ``key``'s mean over the meetings' own values (``value``, ``ci_low``, ``ci_high``,
+        ``meetings``; {}: not in the file, as in scores written before it was)."""
+        return (self.data.get("meeting_mean") or {}).get(key) or {}
 
     def value(self, key: str) -> float | None:
         """The aggregate value of metric ``key`` (None: not applicable)."""

@@ -15,6 +15,11 @@ resampled in pairs: each resample draws meetings once and recomputes both system
 on that draw, so the CI of the difference reflects how the systems differ meeting by meeting,
 not how hard the meetings are.
 
+Beside the micro ratio, :func:`meeting_mean` gives the mean of the meetings' own values, the
+figure the OSynth paper's tables hold: the micro ratio weighs a meeting by its denominator (a long
+meeting counts more), the mean weighs every meeting alike. scores.json keeps them apart
+(``aggregate`` and ``meeting_mean``).
+
 Over few meetings a percentile CI is too narrow to mean anything (two meetings give a zero-width
 interval when both move the same way): a comparison claims no significance over fewer than
 :data:`MIN_MEETINGS` meetings (:mod:`speechkit.compare`).
@@ -104,6 +109,22 @@ def bootstrap(ratios: Sequence[Ratio], resamples: int = RESAMPLES, seed: int = S
         return Estimate(total.value, total.value, total.value)
     low, high = np.percentile(num_s[keep] / den_s[keep], PERCENTILES)
     return Estimate(total.value, float(low), float(high))
+
+
+def meeting_mean(values: Sequence[float | None], resamples: int = RESAMPLES, seed: int = SEED) -> Estimate:
+    """The mean of the meetings' own values (the figure the paper's tables hold), with a percentile
+    bootstrap 95% CI over those meetings; meetings without a value (None) are left out, and none
+    left gives None. The draws are :func:`bootstrap`'s, over the meetings that have a value."""
+    check_bootstrap_settings(resamples, seed)
+    kept = np.array([v for v in values if v is not None], dtype=float)
+    if not len(kept):
+        return Estimate(None)
+    mean = float(kept.mean())
+    if resamples < 1:
+        return Estimate(mean)
+    means = np.concatenate([kept[idx].mean(axis=1) for idx in _draws(len(kept), resamples, seed)])
+    low, high = np.percentile(means, PERCENTILES)
+    return Estimate(mean, float(low), float(high))
 
 
 def paired_bootstrap(base: Sequence[Ratio], other: Sequence[Ratio], resamples: int = RESAMPLES,

@@ -36,10 +36,13 @@ def _label(m: Metric, runs: list[Run]) -> str:
 
 
 def _aggregate_rows(runs: list[Run], shown: list[Metric]) -> list[str]:
-    """Markdown rows: each metric of ``shown``, each run's aggregate with its CI."""
-    return ["| metric | " + " | ".join(r.name for r in runs) + " |", "|---" * (len(runs) + 1) + "|",
+    """Markdown rows: each metric of ``shown``, each run's pooled (micro) figure, then each run's
+    mean of meetings, each with its CI."""
+    return ["| metric | " + " | ".join(f"{r.name} pooled" for r in runs) + " | "
+            + " | ".join(f"{r.name} mean of meetings" for r in runs) + " |", "|---" * (2 * len(runs) + 1) + "|",
             *(f"| {_label(m, runs)} | " + " | ".join(m.format_estimate(r.scores.aggregate(m.key)) for r in runs)
-              + " |" for m in shown)]
+              + " | " + " | ".join(m.format_estimate(r.scores.meeting_mean(m.key)) for r in runs) + " |"
+              for m in shown)]
 
 
 def _delta_rows(comparison: Comparison, shown: list[Metric]) -> list[str]:

@@ -78,15 +78,20 @@ def _header(view: RunView) -> list[str]:
 def _aggregate(view: RunView) -> list[str]:
     """The aggregate metrics, one table per direction; DER and JER beside their trivial baselines."""
     scores = view.scores
-    lines = ["## Aggregate (95% bootstrap CI over meetings)", ""]
+    lines = ["## Aggregate (95% bootstrap CI over meetings)", "",
+             "*pooled* is the micro ratio (errors or hits summed over the meetings, over the summed reference: "
+             "a long meeting weighs more); *mean of meetings* is the mean of the meetings' own values (every "
+             "meeting weighs alike), the figure the OSynth paper's tables hold.", ""]
     baselines, cat = scores.baselines, catalogue()
     for direction, keys in cat.by_direction(cat.table_order).items():
         with_baselines = bool(baselines) and any(k in ("der", "jer") for k in keys)
         lines += [f"### {DIRECTIONS[direction].capitalize()}", "",
-                  "| metric | value [95% CI] |" + (" trivial baselines [95% CI] |" if with_baselines else ""),
-                  "|---|---|" + ("---|" if with_baselines else "")]
+                  "| metric | pooled [95% CI] | mean of meetings [95% CI] |"
+                  + (" trivial baselines [95% CI] |" if with_baselines else ""),
+                  "|---|---|---|" + ("---|" if with_baselines else "")]
         for key in keys:
-            row = f"| {metric(key).label_in(scores.settings)} | {estimate(scores, metric(key))} |"
+            row = (f"| {metric(key).label_in(scores.settings)} | {estimate(scores, metric(key))} | "
+                   f"{estimate(scores, metric(key), mean=True)} |")
             if with_baselines:
                 row += " " + "; ".join(f"{label} {metric(key).format_estimate(baselines[b].get(key))}"
                                        for b, label in BASELINES.items()

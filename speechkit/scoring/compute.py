@@ -2,9 +2,10 @@
 the meetings (micro ratios with bootstrap CIs), into the scores.json mapping.
 
 The layout is docs/scores-schema.md's: ``schema``, ``source``, ``settings`` (the options', then
-each family's entry), ``aggregate``, ``totals`` and ``not_applicable`` per metric (in catalogue
-order), ``components`` and ``baselines`` (the families'), ``meetings`` (each metric's value and
-the details, with the n/a reasons). A metric that a format cannot support, or whose denominator
+each family's entry), ``aggregate`` (micro ratios), ``meeting_mean`` (means of the meetings'
+values), ``totals`` and ``not_applicable`` per metric (in catalogue order), ``components`` and
+``baselines`` (the families'), ``meetings`` (each metric's value and the details, with the n/a
+reasons). A metric that a format cannot support, or whose denominator
 is 0, is not applicable: its value is null and the reason is recorded, never a zero.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
-from speechkit.metrics.bootstrap import Estimate, bootstrap, micro
+from speechkit.metrics.bootstrap import Estimate, bootstrap, meeting_mean, micro
 from speechkit.metrics.family import MeetingInputs, MeetingScore, ScoringRun
 from speechkit.metrics.options import ScoreOptions
 from speechkit.metrics.transcripts import missing_inputs
@@ -56,7 +57,20 @@ def score_meetings(pairs: Sequence[MeetingInputs], people: Mapping[str, Person],
               "meetings": {m.id: _entry(m, cat.metrics) for m in meetings}}
     for family in cat.step_families:
         family.fold(scores, run)
-    return scores
+    means = meeting_means(scores, options)
+    return {key: value for name, entry in scores.items()
+            for key, value in ((name, entry), *((("meeting_mean", means),) if name == "aggregate" else ()))}
+
+
+def meeting_means(scores: Mapping[str, Any], options: ScoreOptions) -> dict[str, Any]:
+    """scores.json ``meeting_mean``: each aggregated metric's mean over the meetings' own values, with
+    its bootstrap CI and how many meetings had a value (beside ``aggregate``'s micro ratio)."""
+    out = {}
+    for metric in scores["aggregate"]:
+        values = [entry.get(metric, {}).get("value") for entry in scores["meetings"].values()]
+        out[metric] = {**meeting_mean(values, options.resamples, options.seed).as_dict(),
+                       "meetings": sum(v is not None for v in values)}
+    return out
 
 
 def _aggregate(meetings: Sequence[MeetingScore], metrics: Iterable[str], options: ScoreOptions) -> dict[str, Any]:
