@@ -161,12 +161,25 @@ def item_grade(gold: str, system: str) -> int:
     return 5 if words(system) == words(gold) else 3 if words(system) < words(gold) else 1
 
 
+def unmatched_grade(excerpt: str, system: str) -> int:
+    """The stand-in's description quality of an item no gold one matched: 5 when the transcript
+    excerpt holds all its words, 3 for some, else 1."""
+    said = set(excerpt.lower().split())
+    wanted = set(system.split(" (due:")[0].lower().split()) - {"a", "an", "the", "for", "to", "of"}
+    found = len(wanted & said)
+    return 5 if found == len(wanted) else 3 if found else 1
+
+
 def grading(request: dict, call: int) -> tuple[int, str, float]:
     """A stand-in judge that reads what it is shown. A summary: 5 on faithfulness and recall for a
     system summary that is the reference's, else 1; 4 and 3 on the rest. An action item:
-    :func:`item_grade` of the system item against the gold one. The model it reports is :data:`REPORTED`."""
+    :func:`item_grade` of the system item against the gold one, or :func:`unmatched_grade` against
+    the excerpt when it matched none. The model it reports is :data:`REPORTED`."""
     prompt = request["messages"][-1]["content"]
-    if "GOLD ACTION ITEM" in prompt:
+    if "No action item the meeting agreed was matched" in prompt:
+        excerpt = prompt.split("\n", 1)[1].split("\n\nNo action item", 1)[0]
+        scores = {"description_quality": unmatched_grade(excerpt, section(prompt, "SYSTEM ACTION ITEM"))}
+    elif "GOLD ACTION ITEM" in prompt:
         scores = {"description_quality": item_grade(section(prompt, "GOLD ACTION ITEM"),
                                                     section(prompt, "SYSTEM ACTION ITEM"))}
     else:

@@ -30,7 +30,7 @@ from speechkit.report.comparison import remake_level_comparison, write_compariso
 from speechkit.scoring import ScoreOptions, score_workspace
 from speechkit.scoring.catalogue import catalogue
 from speechkit.steps.judge.items import RUBRIC, WRONG_ITEM
-from speechkit.steps.judge.metrics import DESCRIPTION, NO_JUDGED
+from speechkit.steps.judge.metrics import DESCRIPTION, DESCRIPTION_ALL, NO_JUDGED
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "workspaces" / "demo"
@@ -79,7 +79,7 @@ def test_each_matched_item_is_judged_against_its_gold_item_with_the_excerpt_and_
         endpoint, tmp_path, capsys):
     run = tmp_path / "run"
     make_run(run, level=2)
-    extra = ActionItem("water the office plants", "Adriana Quintero")  # matches no gold item: not judged
+    extra = ActionItem("water the office plants", "Adriana Quintero")  # matches no gold item: judged on the transcript
     m01 = GOLD["m01"]
     write_notes(run / "notes" / "m01.json", Notes(m01.summary, action_items=(
         ActionItem(m01.action_items[1].description, "Toby", due=m01.action_items[1].due),
@@ -87,11 +87,20 @@ def test_each_matched_item_is_judged_against_its_gold_item_with_the_excerpt_and_
     assert step_judge(run, endpoint.url) == 0
     judged = json.loads((run / "judged.json").read_text())
     m = judged["meetings"]["m01"]
-    # in the gold items' order: the first cut (3), the second whole (5); the plants item matched nothing
+    # in the gold items' order: the first cut (3), the second whole (5); then the plants item, which
+    # matched nothing and which the transcript does not hold (1)
     first, second = m01.action_items[0], m01.action_items[1]
-    assert [(i["gold"]["description"], i["predicted"]["description"], i["score"]) for i in m["items"]] == [
+    matched = [i for i in m["items"] if i["matched"]]
+    assert [(i["gold"]["description"], i["predicted"]["description"], i["score"]) for i in matched] == [
         (first.description, vague(first.description), 3), (second.description, second.description, 5)]
-    assert m[DESCRIPTION] == 4 and m["items_reason"] is None
+    (unmatched,) = [i for i in m["items"] if not i["matched"]]
+    assert unmatched["gold"] is None and unmatched["predicted"]["description"] == extra.description
+    assert unmatched["score"] == 1 and m["items"][-1] == unmatched
+    assert m[DESCRIPTION] == 4 and m[DESCRIPTION_ALL] == 3 and m["items_reason"] is None
+    unmatched_prompts = [r["messages"][-1]["content"] for r in endpoint.requests
+                         if "No action item the meeting agreed" in r["messages"][-1]["content"]]
+    assert len(unmatched_prompts) == 1 and "GOLD ACTION ITEM" not in unmatched_prompts[0]
+    assert section(unmatched_prompts[0], "SYSTEM ACTION ITEM") == extra.description
     prompts = [p for p in item_requests(endpoint) if second.description in section(p, "GOLD ACTION ITEM")]
     prompt = prompts[-1]  # the last: m01's item (the self-check's come first)
     assert section(prompt, "SYSTEM ACTION ITEM") == f"{second.description} (due: {second.due})"
@@ -106,12 +115,16 @@ def test_each_matched_item_is_judged_against_its_gold_item_with_the_excerpt_and_
     schema = request["response_format"]["json_schema"]["schema"]
     assert schema["required"] == [DESCRIPTION] and schema["properties"][DESCRIPTION]["enum"] == [1, 2, 3, 4, 5]
     # over the meetings: the micro mean over the judged items, its CI over meetings
-    per = {mid: [i["score"] for i in e["items"]] for mid, e in judged["meetings"].items() if e["items"]}
-    expected = bootstrap([Ratio(sum(s), len(s)) for s in per.values()])
-    a = judged["aggregate"][DESCRIPTION]
-    assert (a["mean"], a["ci_low"], a["ci_high"]) == (expected.value, expected.ci_low, expected.ci_high)
-    assert a["items"] == sum(map(len, per.values())) and a["meetings"] == len(per)
-    assert a["ci_low"] < a["mean"] < a["ci_high"]
+    for key, only_matched in ((DESCRIPTION, True), (DESCRIPTION_ALL, False)):
+        per = {mid: [i["score"] for i in e["items"] if i["matched"] or not only_matched]
+               for mid, e in judged["meetings"].items()}
+        per = {mid: scores for mid, scores in per.items() if scores}
+        expected = bootstrap([Ratio(sum(s), len(s)) for s in per.values()])
+        a = judged["aggregate"][key]
+        assert (a["mean"], a["ci_low"], a["ci_high"]) == (expected.value, expected.ci_low, expected.ci_high)
+        assert a["items"] == sum(map(len, per.values())) and a["meetings"] == len(per)
+        assert a["ci_low"] < a["mean"] < a["ci_high"]
+    assert judged["aggregate"][DESCRIPTION_ALL]["items"] > judged["aggregate"][DESCRIPTION]["items"]
     assert judged["check"]["item_right"] == 5 and judged["check"]["item_wrong"] == 1 and judged["check"]["passed"]
     printed = capsys.readouterr().out
     assert "judge: wrote" in printed

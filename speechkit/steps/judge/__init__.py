@@ -73,13 +73,13 @@ from speechkit.steps.judge.items import (
     items_reason,
     items_to_judge,
 )
-from speechkit.steps.judge.metrics import DESCRIPTION, DIMENSIONS, SCALE, JudgedFamily
+from speechkit.steps.judge.metrics import DESCRIPTION, DESCRIPTION_ALL, DIMENSIONS, SCALE, JudgedFamily
 from speechkit.text_similarity import TextSimilarity, text_similarity
 from speechkit.workspace import Person, Workspace
 
 log = logging.getLogger(__name__)
 
-SCHEMA = "speechkit.judged/2"
+SCHEMA = "speechkit.judged/3"
 BACKENDS = {"llm": "speechkit.steps.judge:Judge"}
 DEFAULT_BACKEND = "llm"
 #: The prompt's name in judged.json; raised when its wording changes.
@@ -224,11 +224,12 @@ def meetings_to_judge(run: RunFolder, ws: Workspace, options: JudgeOptions = Jud
         notes = run_notes(run.notes(meeting.id), meeting.id)
         gold = read_gold_notes(meeting.notes, meeting.id, names) if meeting.notes else None
         reason, items = items_reason(notes, gold), ()
-        if reason is None:
+        if notes is not None and notes.failed is None and notes.action_items:
             similarity = similarity or text_similarity(options.similarity)
-            items = items_to_judge(notes, gold, meeting_reference(meeting), similarity, options.excerpt_segments,
-                                   options.max_excerpt_chars)
-            reason = None if items else "no action item of the run's notes matched a gold one"
+            items = items_to_judge(notes, gold if reason is None else None, meeting_reference(meeting), similarity,
+                                   options.excerpt_segments, options.max_excerpt_chars)
+            if reason is None and not any(i.matched for i in items):
+                reason = "no action item of the run's notes matched a gold one"
         out.append(MeetingToJudge(meeting.id, notes, gold, items, reason))
     return out
 
@@ -402,11 +403,17 @@ class Verdicts:
             estimate = bootstrap([Ratio(s[dim], 1) for s in self.scores.values()], resamples, seed)
             aggregate[dim] = {"mean": estimate.value, "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,
                               "meetings": len(self.scores)}
-        judged = {mid: [s for s in scores if s is not None] for mid, scores in self.items.items()}
-        judged = {mid: given for mid, given in judged.items() if given}
-        estimate = bootstrap([Ratio(sum(given), len(given)) for given in judged.values()], resamples, seed)
-        aggregate[DESCRIPTION] = {"mean": estimate.value, "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,
-                                  "meetings": len(judged), "items": sum(map(len, judged.values()))}
+        found = {m.id: m.items for m in meetings}
+        for key, matched_only in ((DESCRIPTION, True), (DESCRIPTION_ALL, False)):
+            given = {mid: [s for s, item in zip(scores, found[mid])
+                           if s is not None and (item.matched or not matched_only)]
+                     for mid, scores in self.items.items()}
+            given = {mid: g for mid, g in given.items() if g}
+            estimate = bootstrap([Ratio(sum(g), len(g)) for g in given.values()], resamples, seed)
+            aggregate[key] = {"mean": estimate.value, "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,
+                              "meetings": len(given), "items": sum(map(len, given.values()))}
+            if matched_only:
+                judged = given
         n = len(meetings)
         reasons = [*self.reasons.values(), *(m.items_reason for m in meetings if m.items_reason)]
         return {"judge_model": judged_model(reported, requested), "models_reported": reported, "requests": requests,
@@ -419,9 +426,11 @@ class Verdicts:
     def _meeting(self, m: MeetingToJudge) -> dict[str, Any]:
         """judged.json's entry of meeting ``m``: its summary's scores, its items' and why any is missing."""
         scores = self.items.get(m.id, [None] * len(m.items))
-        given = [s for s in scores if s is not None]
+        given = [s for s, item in zip(scores, m.items) if s is not None and item.matched]
+        every = [s for s in scores if s is not None]
         return {"scores": self.scores.get(m.id), "reason": self.reasons.get(m.id),
-                DESCRIPTION: round(sum(given) / len(given), 4) if given else None, "items_reason": m.items_reason,
+                DESCRIPTION: round(sum(given) / len(given), 4) if given else None,
+                DESCRIPTION_ALL: round(sum(every) / len(every), 4) if every else None, "items_reason": m.items_reason,
                 "items": [{**item.as_dict(), "score": score, "reason": self.item_reasons.get((m.id, k))}
                           for k, (item, score) in enumerate(zip(m.items, scores))]}
 
@@ -476,8 +485,8 @@ def _rows(judged: Mapping[str, Any], of: str) -> list[tuple[str, str, str, str]]
     of all meetings is written after their count, `` of 6`` or ``/6``), with the items judged."""
     rows = [(dim, *_estimate_cells(judged["aggregate"][dim]), f"{judged['aggregate'][dim]['meetings']}{of}")
             for dim in judged["dimensions"]]
-    d = judged["aggregate"][DESCRIPTION]
-    return rows + [(DESCRIPTION, *_estimate_cells(d), f"{d['meetings']}{of} ({d['items']} items)")]
+    return rows + [(key, *_estimate_cells(d), f"{d['meetings']}{of} ({d['items']} items)")
+                   for key, d in ((k, judged["aggregate"].get(k)) for k in (DESCRIPTION, DESCRIPTION_ALL)) if d]
 
 
 def format_judged(judged: Mapping[str, Any], where: str | Path = "") -> str:
@@ -523,7 +532,9 @@ def judged_section(view: RunView) -> list[str]:
     if check.get("passed") is False:
         lines += [f"**The judge failed its check** ({check['reason']}): read these figures as noise.", ""]
     lines += ["Scores 1-5 of each summary against the gold summary, and of each action item matched to a gold one "
-              "(description quality, the assignee not judged), mean with a 95% bootstrap CI over meetings; they "
+              f"(`{DESCRIPTION}`, the assignee not judged) and of every action item the run wrote down, those that "
+              f"matched none judged against the transcript alone (`{DESCRIPTION_ALL}`), mean with a 95% bootstrap "
+              "CI over meetings; they "
               "add to the exact notes scores above and replace none.", "",
               "| dimension | mean | 95% CI | meetings judged | judge |", "|---|---|---|---|---|",
               *(f"| {name} | {mean} | {ci} | {what} | {code(model)} |"

@@ -25,10 +25,12 @@ from speechkit.metrics.family import ScoringRun, StepFamily
 JUDGED = "judged"
 #: The paper's five summary dimensions, in the order judged.json and the tables list them.
 DIMENSIONS = ("faithfulness", "coherence", "recall", "precision", "conciseness")
-#: The judged dimension of each matched action item.
+#: The judged dimension of each matched action item (the paper's "AI desc.").
 DESCRIPTION = "description_quality"
+#: The same over every action item of the run, those no gold item matched judged against the transcript.
+DESCRIPTION_ALL = "description_quality_all_items"
 SCALE = (1, 2, 3, 4, 5)
-SUMMARY_DETAIL, ITEMS_DETAIL = "judged_summary", "judged_items"
+SUMMARY_DETAIL, ITEMS_DETAIL, ALL_ITEMS_DETAIL = "judged_summary", "judged_items", "judged_all_items"
 NO_JUDGED = f"the run has no {RunFolder.JUDGED} (the judge step: speechkit judge RUN, or a recipe's steps: judge)"
 NOT_COVERED = f"the run's {RunFolder.JUDGED} has no entry for this meeting"
 #: The exact metrics the comparison shows beside the judged ones (the paper's Table 4).
@@ -43,18 +45,22 @@ def _summary(dimension: str) -> Any:
     return read
 
 
-def _items(details: Details) -> Ratio | None:
-    d = details.get(ITEMS_DETAIL)
-    return Ratio(d["score_sum"], d["items"]) if d else None
+def _items(detail: str) -> Any:
+    def read(details: Details) -> Ratio | None:
+        d = details.get(detail)
+        return Ratio(d["score_sum"], d["items"]) if d else None
+    return read
 
 
 _NEEDS = (RunFolder.JUDGED,)
 #: The judged metrics, in the order of scores.json.
 JUDGED_METRICS: tuple[Metric, ...] = (
     Metric(DESCRIPTION, "judged desc. quality", "JDescQ", JUDGED, "higher", SCORE_1_TO_5, _NEEDS,
-           "no action item of the notes matched a gold one", _items, decimals=2, judged=True),
+           "no action item of the notes matched a gold one", _items(ITEMS_DETAIL), decimals=2, judged=True),
     *(Metric(f"judged_{d}", f"judged {d}", f"J{d[:5].capitalize()}", JUDGED, "higher", SCORE_1_TO_5,
              _NEEDS, "the summary was not judged", _summary(d), decimals=2, judged=True) for d in DIMENSIONS),
+    Metric(DESCRIPTION_ALL, "judged desc. quality, all items", "JDescQAll", JUDGED, "higher", SCORE_1_TO_5, _NEEDS,
+           "the notes have no action item", _items(ALL_ITEMS_DETAIL), decimals=2, judged=True),
 )
 
 
@@ -68,7 +74,7 @@ def read_judged(path: Any) -> dict[str, Any]:
     judged = read_json(path)
     meetings = judged.get("meetings") if isinstance(judged, dict) else None
     if not isinstance(meetings, dict) or not str(judged.get("schema", "")).startswith("speechkit.judged/"):
-        raise FormatError(path, "not a speechkit judged.json (schema speechkit.judged/2)")
+        raise FormatError(path, "not a speechkit judged.json (schema speechkit.judged/3)")
     for mid, m in meetings.items():
         if not isinstance(m, dict):
             raise FormatError(path, "expected an object", field=f"meetings.{mid}")
@@ -89,7 +95,8 @@ class JudgedFamily(StepFamily):
     metrics = JUDGED_METRICS
     title = "LLM-judged scores"
     what = "judged"
-    detail_numbers = {SUMMARY_DETAIL: DIMENSIONS, ITEMS_DETAIL: ("items", "score_sum")}
+    detail_numbers = {SUMMARY_DETAIL: DIMENSIONS, ITEMS_DETAIL: ("items", "score_sum"),
+                      ALL_ITEMS_DETAIL: ("items", "score_sum")}
     beside = EXACT_BESIDE
 
     def table_note(self, settings: dict[str, Any]) -> str:
@@ -115,13 +122,17 @@ class JudgedFamily(StepFamily):
                 ratios[mid].update({f"judged_{d}": Ratio(m["scores"][d], 1) for d in DIMENSIONS})
             else:
                 reasons[mid].update({f"judged_{d}": m.get("reason") or "not judged" for d in DIMENSIONS})
-            given = [i["score"] for i in m["items"] if i.get("score") is not None]
-            if given:
-                entry["details"][ITEMS_DETAIL] = {"items": len(given), "score_sum": sum(given)}
-                ratios[mid][DESCRIPTION] = Ratio(sum(given), len(given))
-            else:
-                failed = next((i.get("reason") for i in m["items"] if i.get("reason")), None)
-                reasons[mid][DESCRIPTION] = m.get("items_reason") or failed or "no item was judged"
+            failed = next((i.get("reason") for i in m["items"] if i.get("reason")), None)
+            for key, detail, matched_only in ((DESCRIPTION, ITEMS_DETAIL, True),
+                                              (DESCRIPTION_ALL, ALL_ITEMS_DETAIL, False)):
+                given = [i["score"] for i in m["items"]
+                         if i.get("score") is not None and (i.get("matched", True) or not matched_only)]
+                if given:
+                    entry["details"][detail] = {"items": len(given), "score_sum": sum(given)}
+                    ratios[mid][key] = Ratio(sum(given), len(given))
+                else:
+                    reasons[mid][key] = ((m.get("items_reason") if matched_only else None) or failed
+                                         or "no item was judged")
         self.fold_ratios(scores, ratios, reasons)
         scores["settings"][self.name] = {
             "file": RunFolder.JUDGED if judged else None,
