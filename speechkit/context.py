@@ -43,6 +43,8 @@ import numpy as np
 
 from speechkit.core.record import FLAGGED_SPANS, NOTES, TRANSCRIPT, VOICES
 from speechkit.io.questions import gold_questions_of
+from speechkit.level_rules import level_rules
+from speechkit.lm import general_lm_text
 from speechkit.meeting_context import EarlierMeeting, MeetingContext, NotesContext, roster_line
 from speechkit.notes import Notes
 from speechkit.transcript import Transcript
@@ -230,16 +232,19 @@ def _add_workspace_text(ws: Workspace, meeting: Meeting, budget: ContextBudget, 
 def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[PriorMeeting],
                   budget: ContextBudget) -> MeetingContext:
     """The context of ``meeting`` at ``level`` given the system's outputs for earlier meetings."""
-    ctx = MeetingContext(level=level)
+    rules = level_rules(budget.rules)
+    ctx = MeetingContext(level=level, turn_guards=rules.turn_guards)
+    ctx.identify_unenrolled = rules.identify_every_level and level < 3
     if level < 2:
-        return ctx
-    ctx.stable_labels = True
+        return _with_general_lm(ctx, rules.lm_every_level)
+    ctx.stable_labels = rules.voice_memory
     hotwords: list[str] = []
     if prior:
         ctx.earlier = [EarlierMeeting(p.meeting_id, p.transcript, p.notes) for p in prior]
         ctx.add("earlier meetings' own outputs (whole, for a system that takes them back)", len(ctx.earlier))
-        ctx.prior_speakers = _prior_speakers(prior)
-        ctx.add("prior speaker centroids", len(ctx.prior_speakers))
+        if rules.voice_memory:
+            ctx.prior_speakers = _prior_speakers(prior)
+            ctx.add("prior speaker centroids", len(ctx.prior_speakers))
         own, left_out = confident_rare_words(prior, budget)
         ctx.add("prior rare words", len(own), budget.prior_terms)
         ctx.add("prior rare words left out (unconfident, once only or in a flagged window)", left_out)
@@ -252,10 +257,10 @@ def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[Prior
         else:
             invited = set(meeting.attendees) or {p.id for p in ws.people}  # the invite, when there is one
             for person in ws.people:
-                if person.enrollments and person.id in invited:
+                if person.enrollments and (rules.enrollments == "enrolled" or person.id in invited):
                     ctx.enrollments[person.name] = list(person.enrollments)
-            ctx.add("voice enrollments of the invited", len(ctx.enrollments))
-        if meeting.attendees and budget.invite_speaker_count:
+            ctx.add(f"voice enrollments of the {rules.enrollments}", len(ctx.enrollments))
+        if meeting.attendees and budget.invite_speaker_count and rules.invite_speaker_count:
             ctx.expected_speakers = len(meeting.attendees)
             ctx.add("speaker count (the invite's size)", ctx.expected_speakers)
         if budget.ablate == "text":
@@ -268,6 +273,15 @@ def build_context(ws: Workspace, meeting: Meeting, level: int, prior: list[Prior
     ctx.add("hot words", len(ctx.biasing.hotwords), budget.hotwords)
     ctx.biasing.lm_text = ctx.lm_text or None
     ctx.notes = notes_context(ws, meeting, level, prior, budget, ctx)
+    return _with_general_lm(ctx, rules.lm_every_level)
+
+
+def _with_general_lm(ctx: MeetingContext, every_level: bool) -> MeetingContext:
+    """``ctx`` whose recognizer n-gram is the general English one at every level (the paper's
+    SpeechBrain stack: one KenLM at every level), when ``every_level``."""
+    if every_level:
+        ctx.biasing.lm_text = general_lm_text()
+        ctx.add("general English n-gram text (words, the same at every level)", len(ctx.biasing.lm_text.split()))
     return ctx
 
 

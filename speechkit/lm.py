@@ -17,6 +17,7 @@ Two guards make it usable on the small texts a workspace has:
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import os
@@ -40,6 +41,22 @@ MARKERS = ("<s>", "</s>", "<unk>")
 
 _SENTENCE_END = re.compile(r"[\r\n]+|(?<=[.!?;:])\s+")
 _SYMBOLS = {"%": " percent ", "&": " and ", "+": " plus ", "@": " at "}
+
+
+#: Words of the general English n-gram (:func:`general_lm_text`).
+GENERAL_WORDS = 20_000
+
+
+@functools.lru_cache(maxsize=1)
+def general_lm_text(words: int = GENERAL_WORDS) -> str:
+    """A general English text for an n-gram that knows no workspace: wordfreq's ``words`` most
+    frequent English words, one a line, each repeated by its Zipf frequency (``the`` 5 times, a word
+    of Zipf 3 once). The OSynth paper's SpeechBrain stack decodes with one KenLM at every level; no
+    package ships such a model, so ``context.rules: paper`` builds this one (:mod:`speechkit.level_rules`)."""
+    from wordfreq import top_n_list, zipf_frequency
+
+    return "\n".join(w for w in top_n_list("en", words)
+                     for _ in range(max(1, int(zipf_frequency(w, "en")) - 2)))
 
 
 def default_cache_dir() -> Path:

@@ -110,7 +110,10 @@ class MeetingContext:
     transcribe``). ``earlier`` (L2+): the system's own outputs for the earlier meetings, in
     calendar order (:class:`EarlierMeeting`). ``questions``: what the meeting's gold questions ask
     (never their answers), at every level: what a whole system answers (the ``system`` stage);
-    no stage of the cascade reads them. ``log``: what was added, with its size and budget.
+    no stage of the cascade reads them. ``identify_unenrolled``: identification is asked without
+    enrollments (L1 and L2 under the paper's rules, :mod:`speechkit.level_rules`). ``turn_guards``:
+    the corrector checks each rewritten turn (False: only a batch of the wrong length is rejected).
+    ``log``: what was added, with its size and budget.
     :func:`speechkit.context.build_context` fills these by context level; ``speechkit
     transcribe`` fills ``biasing`` and ``enrollments`` from its options.
     """
@@ -127,6 +130,8 @@ class MeetingContext:
     level: int | None = None
     earlier: list[EarlierMeeting] = field(default_factory=list)
     questions: tuple[Ask, ...] = ()
+    identify_unenrolled: bool = False
+    turn_guards: bool = True
     log: list[dict] = field(default_factory=list)
 
     def add(self, source: str, items: int, budget: int | None = None) -> None:

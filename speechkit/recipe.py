@@ -53,6 +53,7 @@ from speechkit.errors import FormatError, brief
 from speechkit.io._lines import read_text
 from speechkit.io.names import id_problem
 from speechkit.io.yamlfile import parse_yaml
+from speechkit.level_rules import RuleSet
 from speechkit.metrics.bootstrap import MIN_MEETINGS
 from speechkit.stages import DEFAULT_STAGES, OPTIONAL_STAGES, STAGES, parse_stage, whole_stages
 from speechkit.steps import STEPS, parse_step
@@ -106,6 +107,8 @@ class ContextBudget(StageOptions):
     workspace text (roster names, jargon, the documents' terms, the prompt, their LM text and hot
     words, the notes context's roster, emails and agenda), keeping the L2 streams, the enrollments
     and the invite's speaker count. L1 and L2 have neither stream, so it changes nothing there.
+    ``rules`` (speechkit, paper): the levels' rules (:mod:`speechkit.level_rules`): speechkit's, or
+    the OSynth paper's as written (section 4.2, Appendix V; docs/systems.md, "Level rules").
     """
 
     prompt_tokens: int = bounded(200, ge=0, le=100_000)
@@ -120,6 +123,7 @@ class ContextBudget(StageOptions):
     notes_agenda_bytes: int = bounded(400, ge=0, le=1_000_000)
     invite_speaker_count: bool = True
     ablate: Ablation = "none"
+    rules: RuleSet = "speechkit"
 
 
 @dataclass(frozen=True)

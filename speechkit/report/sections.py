@@ -52,6 +52,13 @@ ABLATED = {"enrollments": "the voice enrollments left out.",
                    "emails and agenda), the voice enrollments and the invite's speaker count kept."}
 
 
+#: What each ``context.rules`` is, as the report's header says it (docs/systems.md, "Level rules").
+RULE_SETS = {"speechkit": "speechkit's levels",
+             "paper": "the OSynth paper's as written: no invite speaker count, every enrolled person's enrollment, "
+                      "no L2 voice memory, identification asked at every level, the general n-gram at every level, "
+                      "only the batch-length guard on corrections"}
+
+
 def _endpoints(view: RunView) -> list[str]:
     """The endpoints the run's system asked (run.json's ``llm`` block), one line; none without."""
     used = ((view.info.get("llm") or {}).get("endpoints")) or []
@@ -65,9 +72,11 @@ def _header(view: RunView) -> list[str]:
     settings = view.scores.settings
     level = view.level
     ablate = (view.recipe.get("context") or {}).get("ablate")
+    rules = (view.recipe.get("context") or {}).get("rules") or "speechkit"
     return [f"# {view.title}", "", f"Workspace `{view.workspace_name}` ({len(view.scores.meetings)} meetings), "
             f"recipe `{view.recipe_name}`" + (f", context level L{level}: {LEVELS[level]}" if level in LEVELS else ".")
-            + (f" Ablation (`context.ablate: {ablate}`): {ABLATED[ablate]}" if ablate in ABLATED else ""),
+            + (f" Ablation (`context.ablate: {ablate}`): {ABLATED[ablate]}" if ablate in ABLATED else "")
+            + f" Level rules: `{rules}` ({RULE_SETS.get(rules, 'unknown')}).",
             "", *_endpoints(view), "Context levels:", "", *(f"- **L{n}**: {text}" for n, text in LEVELS.items()), "",
             "Scoring settings:", "",
             *(f"- {key}: {value}" for key, value in settings.items()

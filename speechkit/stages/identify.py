@@ -367,7 +367,7 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
 
     name = "identify"
     reads = ("diarize",)
-    context_fields = ("enrollments", "stable_labels", "prior_speakers")
+    context_fields = ("enrollments", "stable_labels", "prior_speakers", "identify_unenrolled")
     caches = ("enroll",)
 
     def __init__(self, spec: Spec, device: str = "auto", reads: Mapping[str, Stage] | None = None) -> None:
@@ -380,7 +380,8 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
         context = record.context
         return {"enrollments": {name: [file_digest(c) for c in clips] for name, clips in context.enrollments.items()},
                 "stable_labels": context.stable_labels,
-                "prior_speakers": {name: np.asarray(v).tolist() for name, v in context.prior_speakers.items()}}
+                "prior_speakers": {name: np.asarray(v).tolist() for name, v in context.prior_speakers.items()},
+                "identify_unenrolled": context.identify_unenrolled}
 
     @property
     def identifier(self) -> Any:
@@ -391,7 +392,7 @@ class IdentifyStage(Stage[dict[str, "str | None"]]):
 
     def run(self, record: MeetingRecord) -> dict[str, str | None]:
         context = record.context
-        if not context.enrollments and not context.stable_labels:
+        if not (context.enrollments or context.stable_labels or context.identify_unenrolled):
             return dict.fromkeys(record.result("diarize").centroids)
         return self.identifier.name_meeting(record, self)
 

@@ -12,7 +12,11 @@ one) leaves the cluster unnamed. Where the server takes JSON-schema answers
 (and ``unknown``) as its choices.
 
 Clusters are named one by one, so two clusters may get one name (a person the diarizer split).
-With no enrollments (L1, L2) nothing is asked: the paper runs SID only at L3. A cluster left
+With no enrollments (L1, L2) nothing is asked, unless the level rules ask identification at every
+level (``context.rules: paper``, :mod:`speechkit.level_rules`): then each cluster's target turn is
+sent alone with the open question :data:`OPEN_QUESTION`, and the name the model gives (cut to
+:data:`MAX_NAME_WORDS` words) is the cluster's, invented or not, so one invented name may come back
+in several meetings. A cluster left
 unnamed keeps its label, or, with stable labels (L2 and up), gets a ``Speaker N`` label no earlier
 meeting used, as with the other backends. A request that fails for good leaves its cluster
 unnamed and is counted against the run's failure policy (:mod:`speechkit.llm.run`), as every
@@ -50,6 +54,11 @@ TARGET = "Target turn:"
 CONSTRAINT = ("Which enrolled person is speaking in the target turn? Answer with exactly one name from this list, "
               "copied exactly, and nothing else: {names}. If the voice matches none of them, answer {unknown}.")
 UNKNOWN = "unknown"
+OPEN_FRAMING = "Here is one turn of a recorded workplace meeting."
+OPEN_QUESTION = ("What is the name of the person speaking in this turn? Answer with the name only, and nothing "
+                 "else. If you cannot tell, answer {unknown}.")
+#: Most words of a name an open answer gives (the rest is dropped).
+MAX_NAME_WORDS = 3
 #: Silence between the turns joined into one representative clip (seconds).
 GAP_S = 0.3
 
@@ -83,6 +92,19 @@ def name_schema(names: list[str]) -> dict[str, Any]:
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[^\W_]+(?:['’-][^\W_]+)*", text.casefold())
+
+
+def open_name(answer: str) -> str | None:
+    """The name an open answer gives: ``{"name": ...}`` or its first non-empty line, at most
+    :data:`MAX_NAME_WORDS` words, each capitalised; None for ``unknown`` or no word."""
+    data = extract_json(answer, dict)
+    if isinstance(data, dict) and isinstance(data.get("name"), str):
+        answer = data["name"]
+    line = next((line for line in answer.splitlines() if line.strip()), "")
+    said = re.findall(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", line)[:MAX_NAME_WORDS]
+    if not said or [w.casefold() for w in said] == [UNKNOWN]:
+        return None
+    return " ".join(w[:1].upper() + w[1:] for w in said)
 
 
 def match_name(answer: str, names: list[str]) -> str | None:
@@ -153,6 +175,10 @@ class ChatIdentifier:
     def messages(self, enrollments: dict[str, np.ndarray], target: np.ndarray) -> list[dict[str, Any]]:
         """The request for one cluster (Figure 5): framing, the enrollment pairs, the target turn
         and the closed list."""
+        if not enrollments:
+            content = [text_part(OPEN_FRAMING), text_part(TARGET), audio_part(target),
+                       text_part(OPEN_QUESTION.format(unknown=UNKNOWN))]
+            return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": content}]
         names = list(enrollments)
         content = [text_part(FRAMING)]
         for name, clip in enrollments.items():
@@ -169,7 +195,7 @@ class ChatIdentifier:
         labels = list(dict.fromkeys(t.speaker for t in turns))
         names: dict[str, str | None] = dict.fromkeys(labels)
         context = record.context
-        if context.enrollments and labels:
+        if labels and (context.enrollments or context.identify_unenrolled):
             self.ask(record, names)
         return new_labels(names, set(context.prior_speakers)) if context.stable_labels else names
 
@@ -180,7 +206,7 @@ class ChatIdentifier:
         enrollments = {name: self.enrollment_clip(clips) for name, clips in record.context.enrollments.items()}
         spans = {label: representative_spans([(t.start, t.end) for t in turns if t.speaker == label],
                                              self.options.clip_s, self.options.min_turn_s) for label in labels}
-        schema = name_schema(list(enrollments)) if self.options.response_format != "none" else None
+        schema = name_schema(list(enrollments)) if self.options.response_format != "none" and enrollments else None
         for label in labels:
             target = joined(list(read_spans(record.audio, spans[label], record.channel)), self.options.clip_s)
             try:
@@ -188,7 +214,7 @@ class ChatIdentifier:
             except NoAnswer as e:
                 log.warning("speaker identification of %s in %s failed: %s", label, record.session_id, e.detail)
                 continue
-            names[label] = match_name(answer, list(enrollments))
+            names[label] = match_name(answer, list(enrollments)) if enrollments else open_name(answer)
             if names[label] is None:
                 log.info("speaker identification of %s in %s: %r names no enrolled person", label,
                          record.session_id, answer[:80])

@@ -44,12 +44,16 @@ class Vocabulary:
     ``names``: people's canonical names ("Priya Sharma"); their first names count too.
     ``nicknames``: canonical name -> nicknames ("Priya Sharma" -> ("Pri",)).
     ``lm_text``: workspace text (documents, emails, earlier transcripts) for an n-gram LM.
+    ``turn_guards``: each rewritten turn must pass the guards (:mod:`speechkit.stages.correct.guards`);
+    False under the paper's level rules (:mod:`speechkit.level_rules`), where only a batch answer
+    of the wrong length is rejected.
     """
 
     terms: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
     nicknames: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     lm_text: str | None = None
+    turn_guards: bool = True
 
     @classmethod
     def build(cls, terms: TermSet | Iterable[str] = (), people: Iterable[Person] = (),
@@ -214,12 +218,13 @@ class CorrectStage(BackendStage[Correction]):
     name = "correct"
     backends = BACKENDS
     reads = ("attribute", "identify")
-    context_fields = ("terms", "names", "lm_text")
+    context_fields = ("terms", "names", "lm_text", "turn_guards")
 
     def extra_inputs(self, record: MeetingRecord) -> dict[str, Any]:
-        """The meeting's vocabulary: terms, names with nicknames, LM text."""
+        """The meeting's vocabulary: terms, names with nicknames, LM text, whether turns are guarded."""
         context = record.context
-        return {"terms": context.terms, "names": context.names, "lm_text": context.lm_text}
+        return {"terms": context.terms, "names": context.names, "lm_text": context.lm_text,
+                "turn_guards": context.turn_guards}
 
     def run(self, record: MeetingRecord) -> Correction:
         transcript = record.transcript()  # named, not yet corrected
@@ -228,7 +233,7 @@ class CorrectStage(BackendStage[Correction]):
             return Correction(transcript, {})
         vocabulary = Vocabulary(terms=tuple(context.terms), names=tuple(context.names),
                                 nicknames={k: tuple(v) for k, v in context.names.items()},
-                                lm_text=context.lm_text or None)
+                                lm_text=context.lm_text or None, turn_guards=context.turn_guards)
         result = self.backend.correct(transcript, vocabulary)
         return Correction(result.transcript, result.stats_dict())
 

@@ -77,6 +77,15 @@ def _as_entries(tokens: list[str], lookup: dict[tuple[str, ...], Entry]) -> list
     return best[-1]
 
 
+def unguarded(old: list[str], new: list[str]) -> Verdict:
+    """Every rewrite passes: each changed region of ``new`` against ``old`` kept (the paper's
+    correction, whose only guard is on a batch answer's length)."""
+    matcher = difflib.SequenceMatcher(a=[normalize_word(w) for w in old], b=[normalize_word(w) for w in new],
+                                      autojunk=False)
+    return Verdict(True, regions=tuple(Region(i1, i2, j1, j2) for op, i1, i2, j1, j2 in matcher.get_opcodes()
+                                       if op != "equal"))
+
+
 def check_rewrite(old: list[str], new: list[str], entries: tuple[Entry, ...],
                   options: GuardOptions = GuardOptions()) -> Verdict:
     """Check that ``new`` (a turn's rewritten words) differs from ``old`` only by vocabulary edits."""

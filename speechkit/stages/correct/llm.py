@@ -42,7 +42,7 @@ from speechkit.stages.correct import (
     replace_span,
     segment_words,
 )
-from speechkit.stages.correct.guards import GuardOptions, check_rewrite
+from speechkit.stages.correct.guards import GuardOptions, check_rewrite, unguarded
 from speechkit.stages.correct.lexicon import LexiconCorrector, LexiconOptions, Proposal
 from speechkit.stages.correct.spoken import normalize_word, spoken_forms
 from speechkit.transcript import Segment, Transcript, Word
@@ -188,7 +188,8 @@ class LLMCorrector:
         new = text.split()
         if [normalize_word(w) for w in old] == [normalize_word(w) for w in new]:
             return segment
-        verdict = check_rewrite(old, new, vocabulary.entries, self.options.guards)
+        verdict = (check_rewrite(old, new, vocabulary.entries, self.options.guards) if vocabulary.turn_guards
+                   else unguarded(old, new))
         if not verdict.ok:
             stats.rejected_turns.append(Rejection(index, " ".join(old), text, verdict.reason, verdict.detail))
             return segment
