@@ -59,7 +59,7 @@ JUDGED_METRICS: tuple[Metric, ...] = (
            "no action item of the notes matched a gold one", _items(ITEMS_DETAIL), decimals=2, judged=True),
     *(Metric(f"judged_{d}", f"judged {d}", f"J{d[:5].capitalize()}", JUDGED, "higher", SCORE_1_TO_5,
              _NEEDS, "the summary was not judged", _summary(d), decimals=2, judged=True) for d in DIMENSIONS),
-    Metric(DESCRIPTION_ALL, "judged desc. quality (all items)", "JDescQAll", JUDGED, "higher", SCORE_1_TO_5, _NEEDS,
+    Metric(DESCRIPTION_ALL, "judged desc. all items", "JDescQAll", JUDGED, "higher", SCORE_1_TO_5, _NEEDS,
            "the notes have no action item", _items(ALL_ITEMS_DETAIL), decimals=2, judged=True),
 )
 
