@@ -150,9 +150,9 @@ class TranscriptionService:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="speechkit-serve")
         self._waiting = threading.BoundedSemaphore(self.options.max_waiting)
 
-    def close(self) -> None:
-        """Stop taking work (a running cascade finishes)."""
-        self._worker.shutdown(wait=False, cancel_futures=True)
+    def close(self, wait: bool = False) -> None:
+        """Stop taking work: a running cascade finishes (``wait``: before this returns)."""
+        self._worker.shutdown(wait=wait, cancel_futures=True)
 
     def models(self) -> Answer:
         """``GET /v1/models``."""
