@@ -102,6 +102,7 @@ def test_the_openai_client_transcribes_a_demo_meeting_in_every_format(server):
     assert all(s.speaker in srt for s in diarized.segments)  # the SRT cues lead with the same speakers
 
 
+@pytest.mark.decodes  # the stage cache serves the earlier test's decode: a cold cache decodes here
 @pytest.mark.slow  # the cascade with six enrollments on a whole meeting
 def test_known_speakers_name_the_speakers_of_diarized_json(server):
     clips = [(DEMO / "enrollments" / f"{p}.flac").read_bytes() for p in PEOPLE]
