@@ -1,7 +1,17 @@
 """Errors that speechkit raises for bad input. Each names the file and what is wrong."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def shown_path(path: str | Path) -> str:
+    """``path`` as an error line shows it: control characters escaped (a newline in a file name
+    as ``\\n``), so that the message stays one line and names the file unambiguously."""
+    return _CONTROL.sub(lambda m: _ESCAPES.get(m.group(), f"\\x{ord(m.group()):02x}"), str(path))
 
 
 class SpeechkitError(Exception):
@@ -20,7 +30,7 @@ class FormatError(SpeechkitError, ValueError):
         self.line = line
         self.field = field
         self.problem = problem
-        where = self.path or "<input>"
+        where = shown_path(self.path) if self.path is not None else "<input>"
         if line is not None:
             where += f":{line}"
         prefix = f"{where}: " + (f"{field}: " if field else "")
@@ -37,7 +47,7 @@ class AudioError(SpeechkitError):
     def __init__(self, path: str | Path, problem: str) -> None:
         self.path = str(path)
         self.problem = problem
-        super().__init__(f"{self.path}: {problem}")
+        super().__init__(f"{shown_path(self.path)}: {problem}")
 
 
 class ModelNotAvailableError(SpeechkitError):
@@ -52,7 +62,7 @@ class OutputError(SpeechkitError):
     def __init__(self, path: str | Path, problem: str) -> None:
         self.path = str(path)
         self.problem = problem
-        super().__init__(f"{self.path}: {problem}")
+        super().__init__(f"{shown_path(self.path)}: {problem}")
 
 
 class ProgramError(SpeechkitError):
@@ -62,7 +72,7 @@ class ProgramError(SpeechkitError):
     def __init__(self, path: str | Path, problem: str) -> None:
         self.path = str(path)
         self.problem = problem
-        super().__init__(f"{self.path}: {problem}")
+        super().__init__(f"{shown_path(self.path)}: {problem}")
 
 
 class DeviceError(SpeechkitError, ValueError):

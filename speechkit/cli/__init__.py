@@ -14,7 +14,7 @@ import sys
 import threading
 
 from speechkit import __version__
-from speechkit.errors import SpeechkitError
+from speechkit.errors import SpeechkitError, shown_path
 
 # Subcommand modules, in the order --help lists them.
 COMMANDS = ("score", "synth", "importer", "export", "transcribe", "serve", "run", "recipe", "compare", "step", "judge",
@@ -42,8 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _one_line(message: str) -> str:
-    """An error message on one line, cut to a readable length."""
-    message = " ".join(message.split("\n"))
+    """An error message on one line, cut to a readable length; other control characters (a
+    carriage return, a terminal escape from a tool's output) are shown escaped."""
+    message = shown_path(" ".join(message.split("\n")))
     return message if len(message) <= 2000 else message[:1997] + "..."
 
 
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a file problem no check foresaw: still `error: PATH: problem`, no traceback
         if args.verbose:
             raise
-        where = f"{exc.filename}: " if exc.filename else ""
+        where = f"{shown_path(exc.filename)}: " if exc.filename else ""
         print(f"speechkit {args.command}: error: {_one_line(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
