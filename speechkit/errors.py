@@ -30,7 +30,7 @@ class FormatError(SpeechkitError, ValueError):
         self.line = line
         self.field = field
         self.problem = problem
-        where = shown_path(self.path) if self.path is not None else "<input>"
+        where = shown_path(self.path) if self.path else "<input>"
         if line is not None:
             where += f":{line}"
         prefix = f"{where}: " + (f"{field}: " if field else "")
@@ -41,13 +41,17 @@ class ManifestError(FormatError):
     """A workspace manifest is malformed or refers to something that does not exist."""
 
 
-class AudioError(SpeechkitError):
-    """An audio file cannot be decoded or holds no usable signal."""
+class PathError(SpeechkitError):
+    """An error about one file: the message reads ``path: problem``."""
 
     def __init__(self, path: str | Path, problem: str) -> None:
         self.path = str(path)
         self.problem = problem
         super().__init__(f"{shown_path(self.path)}: {problem}")
+
+
+class AudioError(PathError):
+    """An audio file cannot be decoded or holds no usable signal."""
 
 
 class ModelNotAvailableError(SpeechkitError):
@@ -56,23 +60,13 @@ class ModelNotAvailableError(SpeechkitError):
     exit_code = 2
 
 
-class OutputError(SpeechkitError):
+class OutputError(PathError):
     """An output path cannot or must not be written (a folder, a device, a link, an input file, ...)."""
 
-    def __init__(self, path: str | Path, problem: str) -> None:
-        self.path = str(path)
-        self.problem = problem
-        super().__init__(f"{shown_path(self.path)}: {problem}")
 
-
-class ProgramError(SpeechkitError):
+class ProgramError(PathError):
     """A user's program run as a meeting system failed, ran past its deadline or could not start;
     ``path`` is what to read about it (its stderr)."""
-
-    def __init__(self, path: str | Path, problem: str) -> None:
-        self.path = str(path)
-        self.problem = problem
-        super().__init__(f"{shown_path(self.path)}: {problem}")
 
 
 class DeviceError(SpeechkitError, ValueError):

@@ -6,10 +6,7 @@ Each recording is built in tmp_path from JFK's real speech (../shared/realdata):
 spaces, unicode and a newline (all valid: a defined result, the speech transcribed), and a WAV of
 0 samples, a FLAC whose header is overwritten and an MP3 cut mid-frame (each an error naming the
 file, on one line). An hour of silence keeps the peak memory of each surface flat: its peak RSS
-is measured beside a minute of silence's.
-
-``serve`` answers through tests/test_reliability_serve.py's stand-in server there; here it runs as
-the real command, for the hour of silence.
+is measured beside a minute of silence's (``serve`` runs as the real command for it).
 """
 from __future__ import annotations
 
@@ -27,6 +24,7 @@ import pytest
 import soundfile as sf
 import soxr
 import yaml
+from reliability_helpers import error_line
 
 from speechkit.cli import main
 from speechkit.io.multipart import Part, encode_form
@@ -94,6 +92,8 @@ def odd(realdata: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, P
 
 
 def one_line(err: str) -> str:
+    """The whole of ``err``, which must be one line and no traceback (transcribe prints no progress
+    bar; tests/reliability_helpers.py's ``error_line`` allows other lines beside)."""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
     return lines[0]
@@ -154,23 +154,14 @@ def workspace(folder: Path, audio: dict[str, Path]) -> Path:
     return folder
 
 
-def finite(node) -> bool:
-    """Whether every number in a JSON tree is finite."""
-    if isinstance(node, dict):
-        return all(finite(v) for v in node.values())
-    if isinstance(node, list):
-        return all(finite(v) for v in node)
-    return not isinstance(node, float) or np.isfinite(node)
-
-
 @pytest.mark.decodes
 def test_a_workspace_of_odd_valid_audio_is_run_and_scored(odd, tmp_path, capsys):
     names = ["rate_192000", "six_channel", "name_with_spaces_and_unicode", "name_with_a_newline", *NO_SPEECH]
     ws = workspace(tmp_path / "ws", {n: odd[n] for n in names})
     assert main(["run", "l1", "--workspace", str(ws), "--out", str(tmp_path / "run"),
                  "--cache-dir", str(tmp_path / "cache")]) == 0, capsys.readouterr().err
-    scores = json.loads((tmp_path / "run" / "scores.json").read_text())
-    assert finite(scores)
+    scores = json.loads((tmp_path / "run" / "scores.json").read_text(),
+                        parse_constant=lambda c: pytest.fail(f"scores.json holds {c}"))  # no NaN or Infinity
     for name in names:
         segments = json.loads((tmp_path / "run" / "transcripts" / f"{name}.json").read_text())
         if name in SPEECH:
@@ -185,10 +176,8 @@ def test_a_workspace_meeting_of_bad_audio_stops_the_run_in_one_line(odd, name, t
     ws = workspace(tmp_path / "ws", {name: odd[name]})
     assert main(["run", "l1", "--workspace", str(ws), "--out", str(tmp_path / "run"),
                  "--cache-dir", str(tmp_path / "cache")]) == 1
-    err = capsys.readouterr().err  # the progress bar, then the one error line
-    errors = [line for line in err.splitlines() if "error:" in line]
-    assert len(errors) == 1 and "Traceback" not in err, err
-    assert errors[0].startswith(f"speechkit run: error: {ws / odd[name].name}: {BAD[name]}"), err
+    line = error_line(capsys)  # stderr also holds the progress bar
+    assert line.startswith(f"speechkit run: error: {ws / odd[name].name}: {BAD[name]}"), line
     assert not (tmp_path / "run" / "scores.json").exists()
 
 
